@@ -1,0 +1,21 @@
+"""compat: tells you whether your GPU stack can train, and why not.
+
+`import compat` stays light: no framework, typer, rich, yaml or pynvml is imported here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compat.errors import CompatWarning, IncompatibleEnvironment
+
+__version__ = "0.1.0"
+
+__all__ = ["CompatWarning", "IncompatibleEnvironment", "__version__", "guard"]
+
+
+def guard(*args: Any, **kwargs: Any) -> Any:
+    """Check this environment at start-up; see compat.guard.guard for the options."""
+    from compat.guard import guard as _guard
+
+    return _guard(*args, **kwargs)

@@ -1,0 +1,1 @@
+"""One module per `compat` sub-command; each exposes register(app)."""

@@ -1,0 +1,79 @@
+"""`compat check`: the what-if entry point (facts from flags and/or a snapshot)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from compat.commands.common import FAIL_ON_OPT, JSON_OPT, MATRIX_OPT, check_fail_on, emit, load
+from compat.errors import InputError
+from compat.facts import Facts, apply_flags, apply_overrides, host_os, load_snapshot, make_fact
+from compat.matrix import Matrix
+
+
+def resolve_gpu_name(m: Matrix, name: Optional[str], cc: Optional[str]) -> None:
+    """An unknown --gpu without --cc is a usage error that suggests the closest names."""
+    if name is None or not name.strip() or cc:
+        return
+    if m.gpu(name) is None:
+        sugg = m.gpu_suggestions(name)
+        hint = f"; did you mean: {', '.join(repr(s) for s in sugg)}" if sugg else ""
+        raise InputError(f"unknown GPU {name!r}{hint} (or give its compute capability with --cc X.Y)")
+
+
+def build_facts(
+    m: Matrix,
+    *,
+    snapshot: Optional[str],
+    flags: dict[str, Optional[str]],
+) -> Facts:
+    facts = load_snapshot(snapshot) if snapshot else Facts()
+    facts = apply_overrides(facts)
+    if facts.get("os") is None and flags.get("os") is None:
+        facts = facts.with_values({"os": make_fact("os", host_os(), "this machine")})
+    resolve_gpu_name(m, flags.get("gpu"), flags.get("cc"))
+    return apply_flags(facts, flags)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("check")
+    def check(
+        driver: Optional[str] = typer.Option(None, "--driver", metavar="V", help="NVIDIA driver version, e.g. 535.104.05."),
+        os_name: Optional[str] = typer.Option(None, "--os", metavar="linux|windows", help="Default: this machine's."),
+        gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="GPU name, e.g. 'RTX 4090'."),
+        cc: Optional[str] = typer.Option(None, "--cc", metavar="X.Y", help="GPU compute capability."),
+        cuda: Optional[str] = typer.Option(None, "--cuda", metavar="X.Y[.Z]", help="CUDA toolkit/runtime version."),
+        cudnn: Optional[str] = typer.Option(None, "--cudnn", metavar="V", help="cuDNN version."),
+        torch: Optional[str] = typer.Option(None, "--torch", metavar="V", help="2.6.0 (PyPI's wheel) or 2.5.1+cu124."),
+        tensorflow: Optional[str] = typer.Option(None, "--tensorflow", metavar="V", help="TensorFlow version."),
+        python: Optional[str] = typer.Option(None, "--python", metavar="X.Y", help="Python version."),
+        snapshot: Optional[str] = typer.Option(None, "--snapshot", metavar="FILE", help="Facts from a saved snapshot."),
+        require_gpu: bool = typer.Option(False, "--require-gpu", help="A missing GPU is an error."),
+        target_driver: Optional[str] = typer.Option(
+            None, "--target-driver", metavar="V",
+            help="Check what is installed in this environment (e.g. inside `docker build`) against driver V."),
+        json_out: bool = JSON_OPT,
+        fail_on: str = FAIL_ON_OPT,
+        matrix: Optional[str] = MATRIX_OPT,
+    ) -> None:
+        """What-if: check a stack described by flags (and/or a snapshot) against the matrix."""
+        check_fail_on(fail_on)
+        m = load(matrix)
+        flags = {"driver": driver, "os": os_name, "gpu": gpu, "cc": cc, "cuda": cuda, "cudnn": cudnn,
+                 "torch": torch, "tensorflow": tensorflow, "python": python}
+        if target_driver is not None:
+            from compat.installed import installed_facts
+
+            if driver is not None:
+                raise InputError("give --driver or --target-driver, not both")
+            base = installed_facts()
+            flags["driver"] = target_driver
+            facts = apply_flags(apply_overrides(base), {k: v for k, v in flags.items() if v is not None})
+            resolve_gpu_name(m, gpu, cc)
+        else:
+            facts = build_facts(m, snapshot=snapshot, flags={k: v for k, v in flags.items() if v is not None})
+        from compat.resolver import resolve
+
+        report = resolve(facts, m, require_gpu=require_gpu)
+        raise typer.Exit(emit(report, json_out=json_out, title="compat check", fail_on=fail_on))

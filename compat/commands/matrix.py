@@ -1,0 +1,152 @@
+"""`compat matrix`: validate a matrix directory and look single rows up."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Optional
+
+import typer
+from packaging.version import Version
+
+from compat.commands.common import JSON_OPT, MATRIX_OPT, load
+from compat.errors import EXIT_OK, EXIT_USAGE, InputError, MatrixError
+from compat.matrix import Matrix, load_matrix, resolve_matrix_dir
+from compat.versions import parse_dotted, parse_version
+
+matrix_app = typer.Typer(help="Validate the matrix and look rows up.", no_args_is_help=True)
+
+
+def _not_found(m: Matrix, subject: str, key: str) -> InputError:
+    near = m.nearest_keys(subject, key)
+    hint = f"; nearest known: {', '.join(near)}" if near else ""
+    return InputError(f"no {subject} {key!r} in the matrix (updated {m.updated_date}){hint}")
+
+
+def _out(doc: dict[str, Any], json_out: bool, lines: list[str]) -> None:
+    from compat.render import dumps
+
+    if json_out:
+        sys.stdout.write(dumps(doc) + "\n")
+    else:
+        sys.stdout.write("\n".join(lines) + "\n")
+
+
+def cuda_row(m: Matrix, key: str) -> dict[str, Any]:
+    rel = m.cuda_release(parse_dotted(key, "CUDA version", min_parts=2))
+    if rel is None:
+        raise _not_found(m, "cuda", key)
+    mc = m.minor_compat.get(rel.version.release[0])
+    rng = m.cuda_cc_range(rel.version)
+    return {
+        "version": rel.raw,
+        "name": rel.name,
+        "min_driver": dict(rel.min_driver),
+        "minor_compat_floor": dict(mc.floor) if mc else {"linux": None, "windows": None},
+        "compute_capabilities": {"min": str(rng[0]), "max": str(rng[1])} if rng else {"min": None, "max": None},
+        "source": rel.source,
+    }
+
+
+def gpu_row(m: Matrix, key: str) -> dict[str, Any]:
+    row = m.gpu(key)
+    if row is None:
+        sugg = m.gpu_suggestions(key)
+        hint = f"; nearest known: {', '.join(sugg)}" if sugg else ""
+        raise InputError(f"no gpu {key!r} in the matrix (updated {m.updated_date}){hint}")
+    return {"name": row.name, "aliases": list(row.aliases), "compute_capability": str(row.cc),
+            "architecture": row.architecture, "segment": row.segment, "source": row.source}
+
+
+def cudnn_row(m: Matrix, key: str) -> dict[str, Any]:
+    rel = m.cudnn_release(parse_dotted(key, "cuDNN version"))
+    if rel is None:
+        raise _not_found(m, "cudnn", key)
+    cuda = []
+    drivers: dict[str, dict[str, Optional[str]]] = {}
+    for p in rel.packages:
+        cuda.append({"major": p.cuda_major, "min": str(p.cuda_min) if p.cuda_min else None,
+                     "max": str(p.cuda_max) if p.cuda_max else None,
+                     "compute_capabilities": {"min": str(p.cc_min) if p.cc_min else None,
+                                              "max": str(p.cc_max) if p.cc_max else None}})
+        drivers[f"cuda{p.cuda_major}"] = dict(p.min_driver)
+    return {"version": rel.raw, "cuda": cuda, "min_driver": drivers, "source": rel.source}
+
+
+def torch_row(m: Matrix, key: str) -> dict[str, Any]:
+    rel = m.torch_release(parse_version(key, "PyTorch version"))
+    if rel is None:
+        raise _not_found(m, "torch", key)
+    return {
+        "version": rel.raw, "python": list(rel.python), "pypi_default": rel.pypi_default,
+        "pypi_requires": dict(rel.pypi_requires),
+        "variants": [{"tag": v.tag, "cuda": v.cuda, "cudnn": v.cudnn,
+                      "archs": [str(a) for a in v.archs] if v.archs is not None else None,
+                      "index_url": v.index_url} for v in rel.variants],
+        "source": rel.source,
+    }
+
+
+def tf_row(m: Matrix, key: str) -> dict[str, Any]:
+    rel = m.tf_release(parse_version(key, "TensorFlow version"))
+    if rel is None:
+        raise _not_found(m, "tensorflow", key)
+    return {"version": rel.raw, "python": list(rel.python), "cuda": rel.cuda, "cudnn": rel.cudnn,
+            "and_cuda": dict(rel.and_cuda), "windows_gpu": rel.windows_gpu,
+            "compute_capabilities": [str(a) for a in rel.archs] if rel.archs is not None else None,
+            "source": rel.source}
+
+
+def _lines(doc: dict[str, Any], title: str) -> list[str]:
+    out = [title]
+    for k in sorted(doc):
+        v = doc[k]
+        if isinstance(v, list) and v and isinstance(v[0], dict):
+            out.append(f"  {k}:")
+            for item in v:
+                out.append("    - " + ", ".join(f"{ik}={iv if not isinstance(iv, list) else ' '.join(map(str, iv))}"
+                                               for ik, iv in item.items()))
+        elif isinstance(v, dict):
+            out.append(f"  {k}: " + ", ".join(f"{ik}={iv}" for ik, iv in v.items()))
+        elif isinstance(v, list):
+            out.append(f"  {k}: {', '.join(map(str, v))}")
+        else:
+            out.append(f"  {k}: {v}")
+    return out
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(matrix_app, name="matrix")
+
+    @matrix_app.command("validate")
+    def validate(directory: Optional[str] = typer.Argument(None, metavar="[DIR]")) -> None:
+        """Validate a matrix directory; every problem is listed, exit 2 if any."""
+        from compat.cli import matrix_dir
+
+        d = resolve_matrix_dir(directory or matrix_dir(None))
+        try:
+            m = load_matrix(d, validate_extras=True)
+        except MatrixError as exc:
+            sys.stderr.write(f"compat: error: matrix {str(d)!r} has {len(exc.problems)} problem(s)\n")
+            for p in exc.problems:
+                sys.stderr.write(f"  {p}\n")
+            raise typer.Exit(EXIT_USAGE) from None
+        n = (len(m.cuda_releases), len(m.gpus), len(m.cudnn), len(m.torch), len(m.tensorflow))
+        sys.stdout.write(f"matrix {d} is valid (updated {m.updated_date}): {n[0]} CUDA releases, {n[1]} GPUs, "
+                         f"{n[2]} cuDNN releases, {n[3]} PyTorch releases, {n[4]} TensorFlow releases\n")
+        raise typer.Exit(EXIT_OK)
+
+    lookups = {"cuda": (cuda_row, "CUDA"), "gpu": (gpu_row, "GPU"), "cudnn": (cudnn_row, "cuDNN"),
+               "torch": (torch_row, "PyTorch"), "tensorflow": (tf_row, "TensorFlow")}
+    for subject, (fn, label) in lookups.items():
+        def make(fn: Any = fn, label: str = label, subject: str = subject) -> None:
+            @matrix_app.command(subject, help=f"Look up one {label} row.")
+            def lookup(key: str = typer.Argument(..., metavar="KEY"), json_out: bool = JSON_OPT,
+                       matrix: Optional[str] = MATRIX_OPT) -> None:
+                m = load(matrix)
+                doc = fn(m, key)
+                _out(doc, json_out, _lines(doc, f"{label} {doc.get('version') or doc.get('name')}"))
+                raise typer.Exit(EXIT_OK)
+        make()
+
+
+__all__ = ["Version", "cuda_row", "cudnn_row", "gpu_row", "register", "tf_row", "torch_row"]

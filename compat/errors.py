@@ -1,0 +1,45 @@
+"""Exceptions and exit codes shared by every entry point."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+EXIT_OK = 0
+EXIT_INCOMPATIBLE = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+
+
+class CompatError(Exception):
+    """Base class for errors compat reports to the user instead of a traceback."""
+
+    exit_code = EXIT_INTERNAL
+
+
+class InputError(CompatError, ValueError):
+    """Bad input from the user: a malformed version, snapshot, Dockerfile, log or flag (exit 2)."""
+
+    exit_code = EXIT_USAGE
+
+
+class MatrixError(InputError):
+    """A matrix directory that does not validate; carries every problem found, not only the first."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        super().__init__(
+            f"invalid matrix ({len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}): "
+            + "; ".join(self.problems)
+        )
+
+
+class IncompatibleEnvironment(RuntimeError):
+    """Raised by compat.guard() when this environment cannot train; the message lists every problem."""
+
+    def __init__(self, message: str, findings: Sequence[object] = ()) -> None:
+        super().__init__(message)
+        self.findings = list(findings)
+
+
+class CompatWarning(UserWarning):
+    """Warned by compat.guard() for problems below its fail_on level."""

@@ -1,0 +1,108 @@
+"""Findings, skips and the report document every command renders."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+SEVERITIES = ("error", "warning", "info")
+_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+@dataclass(frozen=True)
+class Fix:
+    """One way out: a sentence and, where one exists, a concrete command."""
+
+    text: str
+    command: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"text": self.text, "command": self.command}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem (or note) found in a stack."""
+
+    id: str
+    """Stable check id, never renumbered (e.g. "driver.cuda")."""
+    severity: str
+    """"error", "warning" or "info"."""
+    title: str
+    """One line."""
+    message: str
+    """The explanation, naming the facts it used."""
+    fixes: tuple[Fix, ...] = ()
+    facts: Mapping[str, Any] = field(default_factory=dict)
+    """The facts the finding rests on, by name."""
+    group: str = "stack"
+    """Where the report shows it: driver, cuda, frameworks, resources, health, stack."""
+    line: int | None = None
+    """Source line (Dockerfile findings)."""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "severity": self.severity,
+            "title": self.title,
+            "message": self.message,
+            "fixes": [f.to_json() for f in self.fixes],
+            "group": self.group,
+        }
+        if self.facts:
+            out["facts"] = {k: self.facts[k] for k in sorted(self.facts)}
+        if self.line is not None:
+            out["line"] = self.line
+        return out
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A check that could not run, with the reason; never a silent pass."""
+
+    id: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"id": self.id, "reason": self.reason}
+
+
+def verdict_of(findings: Iterable[Finding]) -> str:
+    worst = max((_RANK[f.severity] for f in findings), default=0)
+    return {0: "ok", 1: "warning", 2: "error"}[worst]
+
+
+def at_or_above(findings: Iterable[Finding], level: str) -> bool:
+    return any(_RANK[f.severity] >= _RANK[level] for f in findings)
+
+
+@dataclass
+class Report:
+    """The result of a check: findings, skips and the facts they rest on."""
+
+    findings: list[Finding]
+    skipped: list[Skip]
+    facts: Mapping[str, Any]
+    matrix_updated: str
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Command-specific top-level keys (doctor probes, dockerfile stages, smoke result)."""
+
+    @property
+    def verdict(self) -> str:
+        return verdict_of(self.findings)
+
+    def sorted_findings(self) -> list[Finding]:
+        return sorted(self.findings, key=lambda f: (-_RANK[f.severity], f.id, f.title))
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "schema_version": 1,
+            "verdict": self.verdict,
+            "findings": [f.to_json() for f in self.sorted_findings()],
+            "skipped": [s.to_json() for s in self.skipped],
+            "facts": dict(self.facts),
+            "matrix": {"updated": self.matrix_updated},
+        }
+        for k in sorted(self.extra):
+            doc[k] = self.extra[k]
+        return doc

@@ -1,0 +1,91 @@
+"""Cheap facts from installed distributions (importlib.metadata): nothing is imported or initialised."""
+
+from __future__ import annotations
+
+import re
+from importlib import metadata
+from typing import Iterable, Mapping, Optional
+
+from compat.facts import Fact, Facts, host_os, host_python, make_fact
+
+_PIN_RE = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*(?:\[[^\]]*\])?\s*==\s*([0-9][0-9A-Za-z.+\-]*)\s*(?:;(.*))?$")
+FRAMEWORKS = {"torch": "torch", "tensorflow": "tensorflow", "tensorflow-cpu": "tensorflow", "tf-nightly": "tensorflow",
+              "jax": "jax", "jaxlib": "jaxlib"}
+
+
+def distributions() -> dict[str, str]:
+    """Installed distribution name (normalised) -> version."""
+    out: dict[str, str] = {}
+    for dist in metadata.distributions():
+        name = dist.metadata.get("Name") if dist.metadata is not None else None
+        if name:
+            out.setdefault(re.sub(r"[-_.]+", "-", name).lower(), dist.version)
+    return out
+
+
+def requires(dist_name: str) -> list[str]:
+    try:
+        return list(metadata.requires(dist_name) or [])
+    except metadata.PackageNotFoundError:
+        return []
+
+
+def nvidia_pins(reqs: Iterable[str], extra: Optional[str] = None) -> dict[str, str]:
+    """`nvidia-*==X` pins among Requires-Dist lines (optionally only those of one extra)."""
+    out: dict[str, str] = {}
+    for line in reqs:
+        m = _PIN_RE.match(line)
+        if not m or not m.group(1).lower().startswith("nvidia-"):
+            continue
+        marker = m.group(3) or ""
+        if extra is None and "extra" in marker:
+            continue
+        if extra is not None and f'extra == "{extra}"' not in marker and f"extra == '{extra}'" not in marker:
+            continue
+        out[m.group(1).lower().replace("_", "-")] = m.group(2)
+    return out
+
+
+def cuda_from_pins(pins: Mapping[str, str]) -> Optional[str]:
+    for key in ("nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime-cu11", "nvidia-cuda-runtime-cu13", "nvidia-cuda-runtime"):
+        if key in pins:
+            parts = pins[key].split(".")
+            return ".".join(parts[:2])
+    return None
+
+
+def cudnn_from_pins(pins: Mapping[str, str]) -> Optional[str]:
+    for key, val in pins.items():
+        if key.startswith("nvidia-cudnn"):
+            return val
+    return None
+
+
+def installed_facts(dists: Optional[Mapping[str, str]] = None,
+                    reqs: Optional[Mapping[str, list[str]]] = None) -> Facts:
+    """OS, Python and the framework versions installed here, with the CUDA/cuDNN their pins imply."""
+    d = distributions() if dists is None else dists
+    values: dict[str, Fact] = {
+        "os": make_fact("os", host_os(), "this machine"),
+        "python": make_fact("python", host_python(), "sys.version"),
+    }
+
+    def req(name: str) -> list[str]:
+        return reqs.get(name, []) if reqs is not None else requires(name)
+
+    if "torch" in d:
+        values["torch"] = make_fact("torch", d["torch"], "installed distribution torch")
+        pins = nvidia_pins(req("torch"))
+        cu = cuda_from_pins(pins)
+        if cu:
+            values["torch_cuda"] = make_fact("torch_cuda", cu, "torch's nvidia-cuda-runtime pin")
+            values["torch_build"] = make_fact("torch_build", "cuda", "torch's nvidia-* pins")
+        dn = cudnn_from_pins(pins)
+        if dn:
+            values["torch_cudnn"] = make_fact("torch_cudnn", dn, "torch's nvidia-cudnn pin")
+    tf_name = next((n for n in ("tensorflow", "tensorflow-cpu", "tf-nightly") if n in d), None)
+    if tf_name:
+        values["tensorflow"] = make_fact("tensorflow", d[tf_name], f"installed distribution {tf_name}")
+        if tf_name == "tensorflow-cpu":
+            values["tf_build"] = make_fact("tf_build", "cpu", "installed distribution tensorflow-cpu")
+    return Facts(values=values)

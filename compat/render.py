@@ -1,0 +1,110 @@
+"""Renderers: a report as terminal text (grouped, coloured on a TTY) or as one JSON document."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import IO, Any, Mapping
+
+from compat.findings import Finding, Report
+
+GROUPS = (
+    ("driver", "Driver & GPUs"),
+    ("cuda", "CUDA & cuDNN"),
+    ("frameworks", "Frameworks"),
+    ("resources", "Resources"),
+    ("health", "Health"),
+    ("environment", "Environment"),
+    ("smoke", "Smoke training"),
+    ("dockerfile", "Dockerfile"),
+    ("stack", "Stack"),
+)
+_MARK = {"error": "✗", "warning": "!", "info": "i"}
+_COLOR = {"error": "31", "warning": "33", "info": "36", "ok": "32", "dim": "2", "bold": "1"}
+
+
+def use_color(stream: IO[str]) -> bool:
+    if os.environ.get("NO_COLOR") is not None or os.environ.get("TERM") == "dumb":
+        return False
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+class Style:
+    def __init__(self, color: bool) -> None:
+        self.color = color
+
+    def __call__(self, text: str, kind: str) -> str:
+        if not self.color:
+            return text
+        return f"\x1b[{_COLOR[kind]}m{text}\x1b[0m"
+
+
+def dumps(doc: Mapping[str, Any]) -> str:
+    """The one JSON form every --json output uses: deterministic key order, UTF-8 kept."""
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+def _fact_line(facts: Mapping[str, Any]) -> str:
+    parts = []
+    for name in sorted(facts):
+        if name == "gpus":
+            gpus = facts[name]
+            if gpus is None:
+                continue
+            if not gpus:
+                parts.append("gpus none")
+            for g in gpus:
+                parts.append(f"gpu {g.get('name') or '?'} (cc {g.get('cc') or '?'}, {g.get('source')})")
+            continue
+        f = facts[name]
+        if isinstance(f, dict) and "raw" in f:
+            parts.append(f"{name} {f['raw']} ({f.get('source')})")
+    return " · ".join(parts)
+
+
+def render_finding(f: Finding, st: Style) -> list[str]:
+    loc = f" (line {f.line})" if f.line is not None else ""
+    lines = [f"  {st(_MARK[f.severity] + ' ' + f.severity, f.severity)}  {f.title}{loc}  {st('[' + f.id + ']', 'dim')}"]
+    lines.append(f"      {f.message}")
+    for fix in f.fixes:
+        lines.append(f"      → {fix.text}")
+        if fix.command:
+            lines.append(f"        {st('$ ' + fix.command, 'bold')}")
+    return lines
+
+
+def render_text(report: Report, title: str, stream: IO[str] | None = None, *, verbose: bool = False) -> str:
+    out = stream or sys.stdout
+    st = Style(use_color(out))
+    counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
+    verdict = report.verdict
+    head = f"{title}: {st(verdict.upper(), 'ok' if verdict == 'ok' else verdict)}"
+    summary = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n)
+    lines = [f"{head}{' (' + summary + ')' if summary else ''}   {st('matrix updated ' + report.matrix_updated, 'dim')}"]
+    by_group: dict[str, list[Finding]] = {}
+    for f in report.sorted_findings():
+        by_group.setdefault(f.group, []).append(f)
+    known = {g for g, _ in GROUPS}
+    for key, label in GROUPS + tuple((g, g.title()) for g in sorted(by_group) if g not in known):
+        items = by_group.get(key)
+        if not items:
+            continue
+        lines.append("")
+        lines.append(st(label, "bold"))
+        for f in items:
+            lines.extend(render_finding(f, st))
+    if not report.findings:
+        lines.append("")
+        lines.append(st("  ✓ no problems found with the facts given", "ok"))
+    if report.skipped:
+        lines.append("")
+        lines.append(st(f"Skipped ({len(report.skipped)})" + ("" if verbose else ": checks without the facts they need"),
+                        "dim"))
+        for s in report.skipped:
+            lines.append(st(f"  - {s.id}: {s.reason}", "dim"))
+    fl = _fact_line(report.facts)
+    if fl:
+        lines.append("")
+        lines.append(st("Facts: " + fl, "dim"))
+    return "\n".join(lines) + "\n"

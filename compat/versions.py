@@ -1,0 +1,123 @@
+"""Parsing of the version strings compat meets: drivers, CUDA, cuDNN, frameworks, Python, compute capability."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import total_ordering
+
+from packaging.version import InvalidVersion, Version
+
+from compat.errors import InputError
+
+_DRIVER_RE = re.compile(r"^\d{2,4}(\.\d{1,3}){1,2}$")
+_DOTTED_RE = re.compile(r"^\d+(\.\d+){0,3}$")
+_CC_RE = re.compile(r"^(\d{1,2})\.(\d)$")
+_ARCH_RE = re.compile(r"^(sm|compute)_(\d{1,2})(\d)([af]?)$")
+_PY_RE = re.compile(r"^(\d)\.(\d{1,2})(\.\d+)?([a-z]+\d*)?\+?$")
+
+
+def parse_version(raw: str, what: str = "version") -> Version:
+    """A PEP 440 version, or InputError naming `what`."""
+    text = raw.strip()
+    try:
+        v = Version(text)
+    except InvalidVersion:
+        raise InputError(f"malformed {what} {raw!r}") from None
+    if text.startswith(".") or ".." in text:
+        raise InputError(f"malformed {what} {raw!r}")
+    return v
+
+
+def parse_dotted(raw: str, what: str, *, min_parts: int = 1) -> Version:
+    """A purely numeric dotted version (CUDA, cuDNN): `12.4`, `12.4.1`, `9.1.0.70`."""
+    text = raw.strip()
+    if not _DOTTED_RE.match(text) or text.count(".") + 1 < min_parts:
+        raise InputError(f"malformed {what} {raw!r} (expected numbers separated by dots, e.g. 12.4)")
+    return Version(text)
+
+
+def parse_driver(raw: str) -> Version:
+    """An NVIDIA driver version as printed by NVIDIA (`535.104.05`, `452.39`).
+
+    packaging prints 535.104.05 as 535.104.5; compat keeps the raw string for display.
+    """
+    text = raw.strip()
+    if not _DRIVER_RE.match(text):
+        raise InputError(f"malformed driver version {raw!r} (expected e.g. 535.104.05)")
+    return Version(text)
+
+
+@total_ordering
+@dataclass(frozen=True)
+class CC:
+    """A CUDA compute capability, e.g. 8.6."""
+
+    major: int
+    minor: int
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}"
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, CC):
+            return NotImplemented
+        return (self.major, self.minor) < (other.major, other.minor)
+
+    @property
+    def sm(self) -> str:
+        return f"sm_{self.major}{self.minor}"
+
+
+def parse_cc(raw: str) -> CC:
+    """`8.6` → CC(8, 6); also accepts `sm_86` / `86`-less forms are rejected to avoid guessing."""
+    text = raw.strip()
+    m = _CC_RE.match(text)
+    if m is None:
+        am = _ARCH_RE.match(text)
+        if am is not None:
+            return CC(int(am.group(2)), int(am.group(3)))
+        raise InputError(f"malformed compute capability {raw!r} (expected MAJOR.MINOR, e.g. 8.6)")
+    cc = CC(int(m.group(1)), int(m.group(2)))
+    if not 1 <= cc.major <= 15:
+        raise InputError(f"compute capability {raw!r} is out of range (NVIDIA GPUs are 1.0 to 12.x)")
+    return cc
+
+
+@dataclass(frozen=True)
+class Arch:
+    """One entry of a compiled architecture list: SASS (`sm_86`) or PTX (`compute_86`), maybe `sm_90a`."""
+
+    kind: str  # "sm" or "compute"
+    cc: CC
+    suffix: str = ""  # "a" (arch-specific, runs only on exactly this cc) or "f" (family)
+
+    def __str__(self) -> str:
+        return f"{self.kind}_{self.cc.major}{self.cc.minor}{self.suffix}"
+
+
+def parse_arch(raw: str) -> Arch:
+    text = raw.strip().lower()
+    m = _ARCH_RE.match(text)
+    if m is None:
+        raise InputError(f"malformed architecture {raw!r} (expected sm_86 or compute_90)")
+    return Arch(m.group(1), CC(int(m.group(2)), int(m.group(3))), m.group(4))
+
+
+def parse_python(raw: str) -> Version:
+    """`3.11`, `3.11.7` or `3.13t` style; compared on major.minor."""
+    text = raw.strip()
+    m = _PY_RE.match(text)
+    if m is None:
+        raise InputError(f"malformed Python version {raw!r} (expected e.g. 3.11)")
+    return Version(f"{m.group(1)}.{m.group(2)}")
+
+
+def major_minor(v: Version) -> str:
+    rel = v.release
+    return f"{rel[0]}.{rel[1] if len(rel) > 1 else 0}"
+
+
+def split_local(v: Version) -> tuple[Version, str | None]:
+    """`2.5.1+cu124` → (2.5.1, 'cu124'); no label → (v, None)."""
+    return Version(v.public), v.local
