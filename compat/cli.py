@@ -38,6 +38,14 @@ COMMAND_MODULES = (
 )
 
 
+_EXIT_TYPES: tuple[type[BaseException], ...] = tuple(
+    {t for t in (getattr(_cx, "Exit", None), typer.Exit) if isinstance(t, type)}
+)
+_ABORT_TYPES: tuple[type[BaseException], ...] = tuple(
+    {t for t in (getattr(_cx, "Abort", None), typer.Abort) if isinstance(t, type)}
+)
+
+
 class State:
     matrix_dir: Optional[str] = None
 
@@ -91,7 +99,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     try:
         rv: Any = app(args=args, prog_name="compat", standalone_mode=False)
         code = rv if isinstance(rv, int) else EXIT_OK
-    except (_cx.Exit, typer.Exit) as exc:
+    except _EXIT_TYPES as exc:
         code = getattr(exc, "exit_code", getattr(exc, "code", 0))
     except _cx.NoArgsIsHelpError as exc:
         if exc.ctx is not None:
@@ -101,7 +109,7 @@ def main(argv: Optional[list[str]] = None) -> None:
         hint = f" (see 'compat {exc.ctx.command_path.split(' ', 1)[1] + ' ' if exc.ctx and ' ' in exc.ctx.command_path else ''}--help')"
         err(exc.format_message() + hint)
         code = EXIT_USAGE
-    except (_cx.Abort, typer.Abort):
+    except _ABORT_TYPES:
         sys.stderr.write("compat: aborted\n")
         code = 130
     except CompatError as exc:

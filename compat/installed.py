@@ -61,10 +61,24 @@ def cudnn_from_pins(pins: Mapping[str, str]) -> Optional[str]:
     return None
 
 
+WATCHED = ("torch", "tensorflow", "tensorflow-cpu", "tf-nightly", "jax", "jaxlib")
+
+
+def watched_distributions() -> dict[str, str]:
+    """Only the distributions compat reasons about: far cheaper than scanning every installed one."""
+    out: dict[str, str] = {}
+    for name in WATCHED:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
 def installed_facts(dists: Optional[Mapping[str, str]] = None,
                     reqs: Optional[Mapping[str, list[str]]] = None) -> Facts:
     """OS, Python and the framework versions installed here, with the CUDA/cuDNN their pins imply."""
-    d = distributions() if dists is None else dists
+    d = watched_distributions() if dists is None else dists
     values: dict[str, Fact] = {
         "os": make_fact("os", host_os(), "this machine"),
         "python": make_fact("python", host_python(), "sys.version"),

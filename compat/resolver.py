@@ -9,7 +9,7 @@ from packaging.version import Version
 
 from compat.facts import Facts
 from compat.findings import Finding, Fix, Report, Skip
-from compat.matrix import CudaRelease, Matrix, TfRelease, TorchRelease, TorchVariant
+from compat.matrix import CudaRelease, CudnnPackage, Matrix, TfRelease, TorchRelease, TorchVariant
 from compat.versions import CC, Arch, major_minor, parse_arch, parse_cc, parse_python
 
 # Stable check ids. Never renumber or rename: users' scripts select on them.
@@ -669,6 +669,23 @@ def check_tensorflow(ctx: Ctx) -> Iterator[Result]:
                 {"tensorflow": tf.raw, "cudnn": str(run)}, group="frameworks")
 
 
+def _best_package(pkgs: list[CudnnPackage], cuda: Version) -> CudnnPackage:
+    """The package whose CUDA range holds `cuda` (the most specific one), else the nearest below it."""
+    mm = cuda.release[:2]
+
+    def lo(p: CudnnPackage) -> tuple[int, ...]:
+        return tuple(p.cuda_min.release[:2]) if p.cuda_min else (0,)
+
+    def hi(p: CudnnPackage) -> tuple[int, ...]:
+        return tuple(p.cuda_max.release[:2]) if p.cuda_max else (999,)
+
+    inside = [p for p in pkgs if lo(p) <= mm <= hi(p)]
+    if inside:
+        return max(inside, key=lo)
+    below = [p for p in pkgs if lo(p) <= mm]
+    return max(below, key=hi) if below else min(pkgs, key=lo)
+
+
 def check_cudnn(ctx: Ctx) -> Iterator[Result]:
     """7. cuDNN release vs CUDA version, driver and GPU architecture."""
     if ctx.cudnn is None:
@@ -696,7 +713,7 @@ def check_cudnn(ctx: Ctx) -> Iterator[Result]:
                 (Fix(f"Install a cuDNN built for CUDA {major}.x"),), {"cudnn": rel.raw, "cuda": str(ctx.cuda)},
                 group="cuda")
         else:
-            pkg = match[0]
+            pkg = _best_package(match, ctx.cuda)
             if pkg.cuda_min is not None and ctx.cuda < pkg.cuda_min:
                 yield Finding(
                     CUDNN_CUDA, "error", f"cuDNN {rel.raw} needs CUDA ≥ {pkg.cuda_min}, found {ctx.cuda}",

@@ -1,0 +1,342 @@
+"""compat.guard(): fail fast at the top of a training script, with the real reason and its fix.
+
+Only cheap, in-process facts: the driver (from /proc or NVML, no CUDA context), distribution metadata, and the
+versions of frameworks that are already imported. Never imports a framework, never prints, never touches
+os.environ. The verdict is cached on disk, keyed on everything that could change it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from compat.errors import CompatWarning, IncompatibleEnvironment, InputError
+
+GUARD_ENV = "COMPAT_GUARD"
+CACHE_ENV = "COMPAT_CACHE_DIR"
+MODES = ("off", "warn", "error")
+CACHE_FORMAT = 1
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?\s*$", re.IGNORECASE)
+_UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def parse_size(value: int | str) -> int:
+    """`"20GiB"` → bytes; an int is bytes already."""
+    if isinstance(value, int):
+        return value
+    m = _SIZE_RE.match(value)
+    if m is None:
+        raise InputError(f"malformed memory size {value!r} (expected e.g. 20GiB or 512MB)")
+    return int(float(m.group(1)) * _UNITS[(m.group(2) or "B").lower()])
+
+
+@dataclass(frozen=True)
+class GuardFinding:
+    """A finding as the guard keeps it (cacheable, framework-tagged)."""
+
+    id: str
+    severity: str
+    title: str
+    message: str
+    fixes: tuple[tuple[str, Optional[str]], ...] = ()
+    frameworks: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "severity": self.severity, "title": self.title, "message": self.message,
+                "fixes": [list(f) for f in self.fixes], "frameworks": list(self.frameworks)}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> GuardFinding:
+        return cls(str(d["id"]), str(d["severity"]), str(d["title"]), str(d["message"]),
+                   tuple((str(f[0]), f[1]) for f in d.get("fixes", [])), tuple(d.get("frameworks", [])))
+
+
+@dataclass
+class GuardResult:
+    """What guard() found; returned when it does not raise."""
+
+    findings: list[GuardFinding] = field(default_factory=list)
+    cached: bool = False
+    mode: str = "error"
+
+    @property
+    def ok(self) -> bool:
+        return not any(f.severity == "error" for f in self.findings)
+
+
+# ------------------------------------------------------------------ cheap facts
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read(4096)
+    except OSError:
+        return ""
+
+
+def cache_dir(environ: Mapping[str, str]) -> Path:
+    if environ.get(CACHE_ENV):
+        return Path(environ[CACHE_ENV])
+    if sys.platform.startswith("win"):
+        base = environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+        return Path(base) / "compat" / "Cache"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "compat"
+    return Path(environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "compat"
+
+
+def _site_state() -> list[tuple[str, int]]:
+    """Modification times of the import path's directories: installing or removing a package changes them."""
+    out = []
+    for entry in sys.path:
+        if not entry:
+            continue
+        try:
+            out.append((entry, os.stat(entry).st_mtime_ns))
+        except OSError:
+            continue
+    return out
+
+
+def _imported_frameworks() -> dict[str, dict[str, Any]]:
+    """Facts about frameworks that are already imported (never imports one)."""
+    out: dict[str, dict[str, Any]] = {}
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        info: dict[str, Any] = {"version": getattr(torch, "__version__", None)}
+        ver = getattr(torch, "version", None)
+        info["cuda"] = getattr(ver, "cuda", None)
+        cuda = getattr(torch, "cuda", None)
+        try:
+            info["cuda_initialized"] = bool(cuda.is_initialized()) if cuda is not None else False
+        except Exception:  # noqa: BLE001 - a broken torch must not break the guard
+            info["cuda_initialized"] = False
+        out["torch"] = info
+    tf = sys.modules.get("tensorflow")
+    if tf is not None:
+        out["tensorflow"] = {"version": getattr(tf, "__version__", None)}
+    return out
+
+
+def _matrix_state() -> list[Any]:
+    from compat import __version__
+    from compat.matrix import resolve_matrix_dir
+
+    d = resolve_matrix_dir()
+    files = []
+    try:
+        for p in sorted(d.glob("*.yaml")):
+            st = p.stat()
+            files.append((p.name, st.st_mtime_ns, st.st_size))
+    except OSError:
+        pass
+    return [__version__, str(d), files]
+
+
+def _cache_key(environ: Mapping[str, str], options: Mapping[str, Any]) -> str:
+    from compat.facts import OVERRIDE_PREFIX
+
+    parts = {
+        "format": CACHE_FORMAT,
+        "python": sys.version,
+        "executable": sys.executable,
+        "prefix": sys.prefix,
+        "site": _site_state(),
+        "driver": _read("/proc/driver/nvidia/version"),
+        "matrix": _matrix_state(),
+        "overrides": sorted((k, v) for k, v in environ.items() if k.startswith(OVERRIDE_PREFIX) or k == "COMPAT_MATRIX_DIR"),
+        "visible": environ.get("CUDA_VISIBLE_DEVICES"),
+        "imported": {k: {"version": v.get("version"), "cuda": v.get("cuda")} for k, v in _imported_frameworks().items()},
+        "options": dict(options),
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
+
+
+def _load_cache(path: Path) -> Optional[list[GuardFinding]]:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if doc.get("format") != CACHE_FORMAT:
+            return None
+        return [GuardFinding.from_json(d) for d in doc["findings"]]
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return None  # a corrupt or unreadable cache is ignored, never fatal
+
+
+def _store_cache(path: Path, findings: Sequence[GuardFinding]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"format": CACHE_FORMAT, "findings": [f.to_json() for f in findings]}),
+                       encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass  # an unwritable cache is ignored
+
+
+def _nvml_gpus() -> tuple[Optional[str], Optional[list[dict[str, Any]]], str]:
+    """(driver version, GPUs with cc and free memory, why-not) via NVML: no CUDA context is created."""
+    try:
+        from compat.probes.nvml import read_nvml_light
+    except ImportError:
+        read_nvml_light = None
+    if read_nvml_light is not None:
+        return read_nvml_light()  # type: ignore[no-any-return]
+    return None, None, "NVML probe unavailable"
+
+
+def _framework_of(finding_id: str, title: str) -> tuple[str, ...]:
+    low = title.lower()
+    out = []
+    if "torch" in low or "pytorch" in low:
+        out.append("torch")
+    if "tensorflow" in low:
+        out.append("tensorflow")
+    return tuple(out)
+
+
+def _evaluate(environ: Mapping[str, str], require_gpu: bool, nvml: tuple[Optional[str], Optional[list[dict[str, Any]]], str]
+              ) -> list[GuardFinding]:
+    from compat.facts import Facts, Gpu, apply_overrides, make_fact, missing
+    from compat.installed import installed_facts
+    from compat.matrix import get_matrix
+    from compat.resolver import resolve
+
+    facts = installed_facts()
+    imported = _imported_frameworks()
+    updates = {}
+    if "torch" in imported and imported["torch"].get("version"):
+        updates["torch"] = make_fact("torch", str(imported["torch"]["version"]), "torch.__version__")
+    if "tensorflow" in imported and imported["tensorflow"].get("version"):
+        updates["tensorflow"] = make_fact("tensorflow", str(imported["tensorflow"]["version"]), "tf.__version__")
+    if updates:
+        facts = facts.with_values(updates)
+    if "torch" in imported and imported["torch"].get("cuda"):
+        facts = facts.with_values({"torch_cuda": make_fact("torch_cuda", str(imported["torch"]["cuda"]), "torch.version.cuda")})
+    driver, gpus, why = nvml
+    facts = facts.with_values({"driver": make_fact("driver", driver, "nvml") if driver else missing("nvml", why)})
+    if gpus is not None:
+        facts = facts.with_gpus(tuple(Gpu(g.get("name"), g.get("cc"), "nvml", i) for i, g in enumerate(gpus)), "nvml")
+    facts = apply_overrides(Facts(values=facts.values, gpus=facts.gpus, gpus_source=facts.gpus_source), environ)
+    report = resolve(facts, get_matrix(), require_gpu=require_gpu)
+    out = []
+    for f in report.findings:
+        if f.severity == "info":
+            continue
+        out.append(GuardFinding(f.id, f.severity, f.title, f.message,
+                                tuple((x.text, x.command) for x in f.fixes), _framework_of(f.id, f.title)))
+    return out
+
+
+def _format(findings: Iterable[GuardFinding]) -> str:
+    lines = []
+    for f in findings:
+        lines.append(f"[{f.severity}] {f.title} ({f.id})")
+        lines.append(f"    {f.message}")
+        for text, cmd in f.fixes:
+            lines.append(f"    fix: {text}" + (f": {cmd}" if cmd else ""))
+    return "\n".join(lines)
+
+
+def guard(
+    *,
+    fail_on: str = "error",
+    require_gpu: bool = False,
+    frameworks: Optional[Sequence[str]] = None,
+    min_gpus: Optional[int] = None,
+    min_free_gpu_memory: int | str | None = None,
+    ignore: Sequence[str] = (),
+    environ: Optional[Mapping[str, str]] = None,
+) -> GuardResult:
+    """Check this environment; raise IncompatibleEnvironment listing every problem, or warn with CompatWarning.
+
+    fail_on: "error" or "warning" — the lowest severity that raises. require_gpu: no GPU is an error.
+    frameworks: check only findings about these (e.g. ("torch",)). min_gpus / min_free_gpu_memory ("20GiB"):
+    capacity requirements. ignore: finding ids (or id prefixes such as "known.") to drop.
+    COMPAT_GUARD=off|warn|error overrides the behaviour without touching code.
+    """
+    env = os.environ if environ is None else environ
+    mode = (env.get(GUARD_ENV) or "error").strip().lower()
+    if mode not in MODES:
+        mode = "error"
+    if mode == "off":
+        return GuardResult([], False, "off")
+    if fail_on not in ("error", "warning"):
+        raise ValueError(f"fail_on must be 'error' or 'warning', got {fail_on!r}")
+    need_free = parse_size(min_free_gpu_memory) if min_free_gpu_memory is not None else None
+    need_gpu = require_gpu or bool(min_gpus) or need_free is not None
+
+    options = {"require_gpu": need_gpu}
+    key = _cache_key(env, options)
+    path = cache_dir(env) / f"guard-{key}.json"
+    cached = _load_cache(path)
+    nvml: Optional[tuple[Optional[str], Optional[list[dict[str, Any]]], str]] = None
+    if cached is None:
+        nvml = _nvml_gpus()
+        cached_list = _evaluate(env, need_gpu, nvml)
+        _store_cache(path, cached_list)
+        from_cache = False
+    else:
+        cached_list = cached
+        from_cache = True
+    findings = list(cached_list)
+
+    # Live, uncached facts: GPU count and free memory change from run to run.
+    if min_gpus or need_free is not None:
+        nvml = nvml or _nvml_gpus()
+        gpus = nvml[1] or []
+        if min_gpus and len(gpus) < min_gpus:
+            findings.append(GuardFinding("guard.min-gpus", "error", f"{len(gpus)} GPU(s) visible, {min_gpus} required",
+                                         f"guard(min_gpus={min_gpus}) but {len(gpus)} are visible ({nvml[2] or 'NVML'}).",
+                                         (("Check CUDA_VISIBLE_DEVICES and `compat doctor`", "compat doctor"),)))
+        if need_free is not None:
+            for i, g in enumerate(gpus):
+                free = g.get("memory_free")
+                if isinstance(free, int) and free < need_free:
+                    findings.append(GuardFinding(
+                        "guard.min-free-memory", "error",
+                        f"GPU {i} has {free / 2**30:.1f} GiB free, {need_free / 2**30:.1f} GiB required",
+                        f"{g.get('name') or 'GPU'} {i}: other processes hold its memory.",
+                        (("See which processes hold GPU memory", "nvidia-smi --query-compute-apps=pid,used_memory --format=csv"),)))
+
+    # CUDA already initialised and the start method is fork: DataLoader workers will die.
+    imported = _imported_frameworks()
+    if imported.get("torch", {}).get("cuda_initialized"):
+        import multiprocessing
+
+        method = multiprocessing.get_start_method(allow_none=True) or ("fork" if sys.platform.startswith("linux") else "spawn")
+        if method == "fork":
+            findings.append(GuardFinding(
+                "cuda.fork", "warning", "CUDA is initialised and the multiprocessing start method is fork",
+                "Forked workers (DataLoader num_workers>0, multiprocessing.Pool) cannot use CUDA: 'Cannot re-initialize "
+                "CUDA in forked subprocess'.",
+                (("Use the spawn start method before creating workers",
+                  "multiprocessing.set_start_method('spawn', force=True)"),), ("torch",)))
+
+    if frameworks is not None:
+        wanted = set(frameworks)
+        findings = [f for f in findings if not f.frameworks or wanted.intersection(f.frameworks)]
+    if ignore:
+        findings = [f for f in findings if not any(f.id == i or (i.endswith(".") and f.id.startswith(i)) or
+                                                    f.id.startswith(i + ".") for i in ignore)]
+    result = GuardResult(findings, from_cache, mode)
+    levels = ("error",) if fail_on == "error" else ("error", "warning")
+    failing = [f for f in findings if f.severity in levels]
+    below = [f for f in findings if f.severity not in levels]
+    if mode == "warn":
+        below, failing = findings, []
+    if below:
+        warnings.warn(CompatWarning("compat found problems:\n" + _format(below)), stacklevel=2)
+    if failing:
+        raise IncompatibleEnvironment(
+            f"compat: this environment cannot train ({len(failing)} problem{'s' if len(failing) != 1 else ''}):\n"
+            + _format(failing), failing)
+    return result

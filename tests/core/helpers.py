@@ -1,0 +1,32 @@
+"""Build facts the way `compat check` does and resolve them against the shipped matrix."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from compat.facts import Facts, apply_flags, make_fact
+from compat.findings import Finding, Report
+from compat.matrix import Matrix
+from compat.resolver import resolve
+
+
+def check(m: Matrix, *, require_gpu: bool = False, os: str = "linux", **flags: Optional[str]) -> Report:
+    facts = Facts(values={"os": make_fact("os", os, "--os")})
+    return resolve(apply_flags(facts, {k: v for k, v in flags.items() if v is not None}), m, require_gpu=require_gpu)
+
+
+def by_id(report: Report, check_id: str) -> list[Finding]:
+    return [f for f in report.findings if f.id == check_id]
+
+
+def severity(report: Report, check_id: str) -> Optional[str]:
+    """The worst severity among findings with this id, or None when the check found nothing."""
+    fs = by_id(report, check_id)
+    if not fs:
+        return None
+    order = {"info": 0, "warning": 1, "error": 2}
+    return max(fs, key=lambda f: order[f.severity]).severity
+
+
+def skipped(report: Report, check_id: str) -> bool:
+    return any(s.id == check_id for s in report.skipped)
