@@ -15,7 +15,7 @@ __all__ = ["CompatWarning", "IncompatibleEnvironment", "__version__", "guard"]
 
 
 def guard(*args: Any, **kwargs: Any) -> Any:
-    """Check this environment at start-up; see compat.guard.guard for the options."""
-    from compat.guard import guard as _guard
+    """Check this environment at start-up; see compat.startup.guard for the options."""
+    from compat.startup import guard as _guard
 
     return _guard(*args, **kwargs)

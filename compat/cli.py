@@ -12,7 +12,7 @@ import typer
 try:  # typer >= 0.26 vendors click
     from typer._click import exceptions as _cx
 except ImportError:  # pragma: no cover - older typer with click installed
-    from click import exceptions as _cx  # type: ignore[no-redef]
+    from click import exceptions as _cx  # type: ignore[no-redef,import-not-found,unused-ignore]
 
 from compat.errors import EXIT_INCOMPATIBLE, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, CompatError, InputError
 
@@ -120,7 +120,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     except KeyboardInterrupt:
         sys.stderr.write("compat: interrupted\n")
         code = 130
-    except Exception as exc:  # noqa: BLE001 - the internal-error contract
+    except Exception as exc:
         if os.environ.get("COMPAT_DEBUG"):
             raise
         err(f"internal error: {type(exc).__name__}: {exc} (set COMPAT_DEBUG=1 for the traceback; please report it)")

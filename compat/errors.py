@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 EXIT_OK = 0
 EXIT_INCOMPATIBLE = 1

@@ -6,9 +6,10 @@ import json
 import os
 import platform
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 from compat.errors import InputError
 from compat.versions import parse_arch, parse_cc, parse_dotted, parse_driver, parse_python, parse_version
@@ -186,18 +187,18 @@ def apply_flags(facts: Facts, flags: Mapping[str, str | None], source_fmt: str =
             cc_norm: str | None = str(parse_cc(cc))
         else:
             cc_norm = None
-        name = gpu_name.strip() if gpu_name else None
-        if not name and not cc_norm:
+        gname: str | None = gpu_name.strip() if gpu_name else None
+        if not gname and not cc_norm:
             src = source_fmt.format("gpu" if source_fmt.startswith("--") else "GPU")
             return out.with_gpus((), src)
-        if name is None and out.gpus:
+        if gname is None and out.gpus:
             # --cc alone refines the GPUs already known (e.g. from a snapshot).
             gpus = tuple(replace(g, cc=cc_norm) for g in out.gpus)
             return out.with_gpus(gpus, out.gpus_source)
         src = source_fmt.format("gpu" if gpu_name is not None else "cc") if source_fmt.startswith("--") else (
             source_fmt.format("GPU" if gpu_name is not None else "CC")
         )
-        return out.with_gpus((Gpu(name=name or None, cc=cc_norm, source=src, index=0),), src)
+        return out.with_gpus((Gpu(name=gname or None, cc=cc_norm, source=src, index=0),), src)
     return out
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 SEVERITIES = ("error", "warning", "info")
 _RANK = {"info": 0, "warning": 1, "error": 2}

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from importlib import metadata
-from typing import Iterable, Mapping, Optional
+from typing import Optional
 
 from compat.facts import Fact, Facts, host_os, host_python, make_fact
 
@@ -17,7 +18,7 @@ def distributions() -> dict[str, str]:
     """Installed distribution name (normalised) -> version."""
     out: dict[str, str] = {}
     for dist in metadata.distributions():
-        name = dist.metadata.get("Name") if dist.metadata is not None else None
+        name = dist.metadata["Name"] if dist.metadata is not None else None
         if name:
             out.setdefault(re.sub(r"[-_.]+", "-", name).lower(), dist.version)
     return out

@@ -6,9 +6,10 @@ import datetime as _dt
 import difflib
 import os
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
@@ -731,7 +732,7 @@ def _yaml_load(text: str) -> Any:
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
+    return yaml.load(text, Loader=loader)
 
 
 def default_matrix_dir() -> Path:
@@ -755,6 +756,7 @@ def resolve_matrix_dir(directory: str | Path | None = None) -> Path:
 EXTRA_VALIDATORS: dict[str, str] = {
     "signatures.yaml": "compat.explain.catalogue:validate_document",
     "images.yaml": "compat.dockerfile.images:validate_document",
+    "xid.yaml": "compat.probes.health:validate_document",
 }
 
 

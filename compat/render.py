@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import IO, Any, Mapping
+from collections.abc import Mapping
+from typing import IO, Any
 
 from compat.findings import Finding, Report
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Union
+from typing import Callable, Union
 
 from packaging.version import Version
 
@@ -255,7 +256,7 @@ def runtimes(ctx: Ctx) -> list[Runtime]:
         out.append(Runtime(f"TensorFlow {ctx.tf.raw}", Version(ctx.tf.cuda), ctx.tf.cuda, how))
     if ctx.cuda is not None:
         f = ctx.facts.get("cuda")
-        out.append(Runtime(f"CUDA {f.raw if f else ctx.cuda}", ctx.cuda, f.raw if f else str(ctx.cuda),
+        out.append(Runtime(f"CUDA {f.raw if f else ctx.cuda}", ctx.cuda, (f.raw if f else None) or str(ctx.cuda),
                            f"given by {f.source}" if f else ""))
     return out
 
@@ -368,8 +369,10 @@ def check_driver_cuda(ctx: Ctx) -> Iterator[Result]:
         if state == "no":
             fixes = [drv_fix]
             if rt.who.startswith("torch"):
+                # A variant this driver runs, at least under minor-version compatibility.
                 fixes += _variant_commands(
-                    ctx, lambda v: driver_can_run(ctx.m, ctx.driver, Version(v.cuda or "0"), os_name) == "ok"  # type: ignore[arg-type]
+                    ctx, lambda v: driver_can_run(ctx.m, ctx.driver, Version(v.cuda or "0"), os_name)  # type: ignore[arg-type]
+                    in ("ok", "minor")
                 )
             major = rt.cuda.release[0]
             floor_txt = (f"; CUDA {major}.x needs at least {floor} even under minor-version compatibility"
@@ -378,7 +381,7 @@ def check_driver_cuda(ctx: Ctx) -> Iterator[Result]:
                 DRIVER_CUDA, "error",
                 f"Driver {_fmt_driver(ctx.driver_raw)} is too old for CUDA {rt.cuda_raw} ({rt.who})",
                 f"{rt.who} uses the CUDA {rt.cuda_raw} runtime ({rt.how}). NVIDIA driver {ctx.driver_raw} on "
-                f"{ctx.os_label()} cannot run it: CUDA {rel.name if rel else rt.cuda_raw} needs driver ≥ {need}"
+                f"{ctx.os_label()} cannot run it: {rel.name if rel else 'CUDA ' + rt.cuda_raw} needs driver ≥ {need}"
                 f"{floor_txt}. Expect 'CUDA driver version is insufficient for CUDA runtime version' or "
                 "'The NVIDIA driver on your system is too old'.",
                 tuple(fixes), facts, group="driver")
@@ -386,7 +389,7 @@ def check_driver_cuda(ctx: Ctx) -> Iterator[Result]:
             yield Finding(
                 DRIVER_CUDA, "warning",
                 f"Driver {ctx.driver_raw} runs CUDA {rt.cuda_raw} ({rt.who}) only under minor-version compatibility",
-                f"CUDA {rel.name if rel else rt.cuda_raw} ships with driver ≥ {own}; driver {ctx.driver_raw} is above "
+                f"{rel.name if rel else 'CUDA ' + rt.cuda_raw} ships with driver ≥ {own}; driver {ctx.driver_raw} is above "
                 f"the CUDA {rt.cuda.release[0]}.x floor ({floor}), so it runs with limits: PTX compiled by this "
                 "toolkit cannot be JIT-compiled (CUDA_ERROR_UNSUPPORTED_PTX_VERSION) and some newer APIs "
                 "return cudaErrorCallRequiresNewerDriver.",
@@ -434,7 +437,8 @@ def _wheel_arch_one(ctx: Ctx, who: str, cuda: str | None, archs: tuple[Arch, ...
                     fix_pool: Callable[[CC], list[Fix]]) -> Iterator[Result]:
     assert g.cc is not None
     how, arch = arch_support(archs, g.cc)
-    facts = {"cc": str(g.cc), "archs": [str(a) for a in archs]}
+    facts = {"cc": str(g.cc), "archs": [str(a) for a in archs],
+             ("torch" if who.startswith("torch") else "tensorflow"): who.split(" ", 1)[1].split(" ")[0]}
     if how == "sass":
         return
     if how == "ptx":
@@ -629,6 +633,10 @@ def check_tensorflow(ctx: Ctx) -> Iterator[Result]:
         yield Skip(TF_CUDNN, "no TensorFlow version given (--tensorflow)")
         return
     yield from _tf_windows(ctx)
+    if tf.build == "cpu":  # a CPU-only build loads no CUDA library: the system CUDA/cuDNN do not matter to it
+        yield Skip(TF_CUDA, f"TensorFlow {tf.raw} is a CPU-only build")
+        yield Skip(TF_CUDNN, f"TensorFlow {tf.raw} is a CPU-only build")
+        return
     if tf.cuda is None:
         yield Skip(TF_CUDA, f"the CUDA version TensorFlow {tf.raw} was built with is not in the matrix")
     elif ctx.cuda is None:
@@ -772,7 +780,8 @@ def check_required_gpu(ctx: Ctx) -> Iterator[Result]:
                       group="driver")
 
 
-def check_known_issues(ctx: Ctx) -> Iterator[Result]:
+def check_known_issues(ctx: Ctx, prior: list[Finding] | None = None) -> Iterator[Result]:
+    prior = prior or []
     values: dict[str, Version] = {}
     if ctx.torch is not None:
         values["torch"] = Version(ctx.torch.version.public)
@@ -793,6 +802,8 @@ def check_known_issues(ctx: Ctx) -> Iterator[Result]:
         if "cc" in issue.when and not any(Version(str(c)) in issue.when["cc"] for c in ccs):
             continue
         if all(values[k] in spec for k, spec in issue.when.items() if k != "cc"):
+            if any(f.severity == "error" and set(issue.when) <= set(f.facts) for f in ctx.notes + list(prior)):
+                continue  # a core check already named this root cause: one cause, one error
             fixes = (Fix(issue.fix_text or "See the evidence", issue.fix_command),) if issue.fix_text else ()
             yield Finding(f"{KNOWN_ISSUE}.{issue.id}", issue.severity, issue.title,
                           f"{issue.message} (evidence: {issue.source})", fixes,
@@ -821,7 +832,8 @@ def resolve(facts: Facts, matrix: Matrix, *, require_gpu: bool = False,
     skipped: list[Skip] = []
     seen: set[tuple[str, str]] = set()
     for check in CHECKS + extra_checks:
-        for r in check(ctx):
+        results = check_known_issues(ctx, findings) if check is check_known_issues else check(ctx)
+        for r in results:
             if isinstance(r, Skip):
                 if (r.id, r.reason) not in seen:
                     seen.add((r.id, r.reason))

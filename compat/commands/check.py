@@ -75,5 +75,10 @@ def register(app: typer.Typer) -> None:
             facts = build_facts(m, snapshot=snapshot, flags={k: v for k, v in flags.items() if v is not None})
         from compat.resolver import resolve
 
-        report = resolve(facts, m, require_gpu=require_gpu)
+        extra: tuple = ()  # type: ignore[type-arg]
+        if facts.probes:  # a doctor snapshot: its probe data reproduces the doctor's own checks too
+            from compat.probes.checks import doctor_checks
+
+            extra = doctor_checks
+        report = resolve(facts, m, require_gpu=require_gpu, extra_checks=extra)
         raise typer.Exit(emit(report, json_out=json_out, title="compat check", fail_on=fail_on))

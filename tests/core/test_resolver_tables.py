@@ -165,7 +165,7 @@ def test_python_vs_framework(matrix, fw: str, ver: str, py: str, expected: Optio
     assert severity(report, R.PYTHON_FRAMEWORK) == expected
     if expected:
         f = next(f for f in report.findings if f.id == R.PYTHON_FRAMEWORK)
-        assert f.fixes and (f.fixes[0].command or "").startswith("pip install") or "Use a Python" in f.fixes[0].text
+        assert (f.fixes and (f.fixes[0].command or "").startswith("pip install")) or "Use a Python" in f.fixes[0].text
 
 
 # (cudnn, cuda, gpu cc, driver, expected cudnn.cuda, cudnn.arch, cudnn.driver) — cuDNN support matrices.

@@ -4,7 +4,16 @@ import pytest
 from packaging.version import Version
 
 from compat.errors import InputError
-from compat.versions import CC, parse_arch, parse_cc, parse_dotted, parse_driver, parse_python, parse_version, split_local
+from compat.versions import (
+    CC,
+    parse_arch,
+    parse_cc,
+    parse_dotted,
+    parse_driver,
+    parse_python,
+    parse_version,
+    split_local,
+)
 
 
 @pytest.mark.parametrize("raw", ["535.104.05", "470.82.01", "452.39", "580.65.06", "551.78"])

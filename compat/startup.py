@@ -13,9 +13,10 @@ import os
 import re
 import sys
 import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Optional
 
 from compat.errors import CompatWarning, IncompatibleEnvironment, InputError
 
@@ -118,7 +119,7 @@ def _imported_frameworks() -> dict[str, dict[str, Any]]:
         cuda = getattr(torch, "cuda", None)
         try:
             info["cuda_initialized"] = bool(cuda.is_initialized()) if cuda is not None else False
-        except Exception:  # noqa: BLE001 - a broken torch must not break the guard
+        except Exception:
             info["cuda_initialized"] = False
         out["torch"] = info
     tf = sys.modules.get("tensorflow")
@@ -127,11 +128,16 @@ def _imported_frameworks() -> dict[str, dict[str, Any]]:
     return out
 
 
-def _matrix_state() -> list[Any]:
-    from compat import __version__
-    from compat.matrix import resolve_matrix_dir
+def _matrix_dir(environ: Mapping[str, str]) -> Path:
+    from compat.matrix import ENV_MATRIX_DIR, default_matrix_dir
 
-    d = resolve_matrix_dir()
+    return Path(environ[ENV_MATRIX_DIR]) if environ.get(ENV_MATRIX_DIR) else default_matrix_dir()
+
+
+def _matrix_state(environ: Mapping[str, str]) -> list[Any]:
+    from compat import __version__
+
+    d = _matrix_dir(environ)
     files = []
     try:
         for p in sorted(d.glob("*.yaml")):
@@ -152,7 +158,7 @@ def _cache_key(environ: Mapping[str, str], options: Mapping[str, Any]) -> str:
         "prefix": sys.prefix,
         "site": _site_state(),
         "driver": _read("/proc/driver/nvidia/version"),
-        "matrix": _matrix_state(),
+        "matrix": _matrix_state(environ),
         "overrides": sorted((k, v) for k, v in environ.items() if k.startswith(OVERRIDE_PREFIX) or k == "COMPAT_MATRIX_DIR"),
         "visible": environ.get("CUDA_VISIBLE_DEVICES"),
         "imported": {k: {"version": v.get("version"), "cuda": v.get("cuda")} for k, v in _imported_frameworks().items()},
@@ -187,10 +193,8 @@ def _nvml_gpus() -> tuple[Optional[str], Optional[list[dict[str, Any]]], str]:
     try:
         from compat.probes.nvml import read_nvml_light
     except ImportError:
-        read_nvml_light = None
-    if read_nvml_light is not None:
-        return read_nvml_light()  # type: ignore[no-any-return]
-    return None, None, "NVML probe unavailable"
+        return None, None, "NVML probe unavailable"
+    return read_nvml_light()
 
 
 def _framework_of(finding_id: str, title: str) -> tuple[str, ...]:
@@ -226,7 +230,7 @@ def _evaluate(environ: Mapping[str, str], require_gpu: bool, nvml: tuple[Optiona
     if gpus is not None:
         facts = facts.with_gpus(tuple(Gpu(g.get("name"), g.get("cc"), "nvml", i) for i, g in enumerate(gpus)), "nvml")
     facts = apply_overrides(Facts(values=facts.values, gpus=facts.gpus, gpus_source=facts.gpus_source), environ)
-    report = resolve(facts, get_matrix(), require_gpu=require_gpu)
+    report = resolve(facts, get_matrix(_matrix_dir(environ)), require_gpu=require_gpu)
     out = []
     for f in report.findings:
         if f.severity == "info":
@@ -334,7 +338,7 @@ def guard(
     if mode == "warn":
         below, failing = findings, []
     if below:
-        warnings.warn(CompatWarning("compat found problems:\n" + _format(below)), stacklevel=2)
+        warnings.warn(CompatWarning("compat found problems:\n" + _format(below)), stacklevel=3)
     if failing:
         raise IncompatibleEnvironment(
             f"compat: this environment cannot train ({len(failing)} problem{'s' if len(failing) != 1 else ''}):\n"

@@ -1,0 +1,62 @@
+"""`compat suggest`: what to install on this machine."""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import typer
+
+from compat.commands.check import resolve_gpu_name
+from compat.commands.common import JSON_OPT, MATRIX_OPT, load
+from compat.errors import EXIT_OK
+from compat.facts import Facts, apply_flags, apply_overrides, host_os, make_fact
+
+
+def _live_facts() -> Facts:
+    """What is not given comes from this machine, where the live probes exist."""
+    try:
+        from compat.probes import gather_facts  # type: ignore[attr-defined,unused-ignore]
+    except ImportError:
+        from compat.installed import installed_facts
+
+        return installed_facts()
+    facts: Facts = gather_facts(frameworks=False)
+    return facts
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("suggest")
+    def suggest_cmd(
+        driver: Optional[str] = typer.Option(None, "--driver", metavar="V", help="NVIDIA driver version."),
+        gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="GPU name."),
+        cc: Optional[str] = typer.Option(None, "--cc", metavar="X.Y", help="GPU compute capability."),
+        python: Optional[str] = typer.Option(None, "--python", metavar="X.Y", help="Python version."),
+        os_name: Optional[str] = typer.Option(None, "--os", metavar="linux|windows", help="Operating system."),
+        no_probe: bool = typer.Option(False, "--no-probe", help="Do not fill missing facts from this machine."),
+        json_out: bool = JSON_OPT,
+        matrix: Optional[str] = MATRIX_OPT,
+    ) -> None:
+        """Which PyTorch and TensorFlow to install here, with the exact command, and what blocks newer ones."""
+        from compat.render import dumps
+        from compat.suggest import render_suggestion, suggest
+
+        m = load(matrix)
+        flags = {k: v for k, v in {"driver": driver, "gpu": gpu, "cc": cc, "python": python, "os": os_name}.items()
+                 if v is not None}
+        resolve_gpu_name(m, gpu, cc)
+        base = Facts() if no_probe else apply_overrides(_live_facts())
+        # Only machine facts matter here: drop installed framework versions.
+        base = Facts(values={k: v for k, v in base.values.items() if k in ("os", "python", "driver", "driver_cuda")},
+                     gpus=base.gpus, gpus_source=base.gpus_source)
+        if base.get("os") is None and "os" not in flags:
+            base = base.with_values({"os": make_fact("os", host_os(), "this machine")})
+        facts = apply_flags(base, flags)
+        s = suggest(facts, m)
+        if json_out:
+            doc = s.to_json()
+            doc["facts"] = facts.to_json()
+            sys.stdout.write(dumps(doc) + "\n")
+        else:
+            sys.stdout.write(render_suggestion(s))
+        raise typer.Exit(EXIT_OK)
