@@ -5,17 +5,20 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from compat.errors import CompatWarning, IncompatibleEnvironment
 
 __version__ = "0.1.0"
 
+TYPE_CHECKING = False  # `from typing import TYPE_CHECKING` would import typing: milliseconds at start-up
+
 __all__ = ["CompatWarning", "IncompatibleEnvironment", "__version__", "guard"]
 
+if TYPE_CHECKING:
+    from compat.startup import guard as guard
+else:
 
-def guard(*args: Any, **kwargs: Any) -> Any:
-    """Check this environment at start-up; see compat.startup.guard for the options."""
-    from compat.startup import guard as _guard
+    def guard(*args, **kwargs):
+        """Check this environment at start-up; see compat.startup.guard for the options."""
+        from compat.startup import guard as _guard
 
-    return _guard(*args, **kwargs)
+        return _guard(*args, **kwargs)

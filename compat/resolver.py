@@ -370,9 +370,9 @@ def check_driver_cuda(ctx: Ctx) -> Iterator[Result]:
             fixes = [drv_fix]
             if rt.who.startswith("torch"):
                 # A variant this driver runs, at least under minor-version compatibility.
+                driver = ctx.driver
                 fixes += _variant_commands(
-                    ctx, lambda v: driver_can_run(ctx.m, ctx.driver, Version(v.cuda or "0"), os_name)  # type: ignore[arg-type]
-                    in ("ok", "minor")
+                    ctx, lambda v: driver_can_run(ctx.m, driver, Version(v.cuda or "0"), os_name) in ("ok", "minor")
                 )
             major = rt.cuda.release[0]
             floor_txt = (f"; CUDA {major}.x needs at least {floor} even under minor-version compatibility"

@@ -7,24 +7,24 @@ os.environ. The verdict is cached on disk, keyed on everything that could change
 
 from __future__ import annotations
 
-import hashlib
-import json
+import marshal
 import os
-import re
 import sys
-import warnings
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Optional
+
+TYPE_CHECKING = False  # not `from typing import ...`: importing typing costs milliseconds on the warm path
 
 from compat.errors import CompatWarning, IncompatibleEnvironment, InputError
+
+if TYPE_CHECKING:  # the warm path avoids typing, dataclasses, pathlib, re and hashlib: each costs milliseconds
+    from typing import Any, Optional
 
 GUARD_ENV = "COMPAT_GUARD"
 CACHE_ENV = "COMPAT_CACHE_DIR"
 MODES = ("off", "warn", "error")
 CACHE_FORMAT = 1
-_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?\s*$", re.IGNORECASE)
+_SIZE_RE = r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?\s*$"
 _UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
           "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
 
@@ -33,22 +33,36 @@ def parse_size(value: int | str) -> int:
     """`"20GiB"` → bytes; an int is bytes already."""
     if isinstance(value, int):
         return value
-    m = _SIZE_RE.match(value)
+    import re
+
+    m = re.match(_SIZE_RE, value, re.IGNORECASE)
     if m is None:
         raise InputError(f"malformed memory size {value!r} (expected e.g. 20GiB or 512MB)")
     return int(float(m.group(1)) * _UNITS[(m.group(2) or "B").lower()])
 
 
-@dataclass(frozen=True)
 class GuardFinding:
     """A finding as the guard keeps it (cacheable, framework-tagged)."""
 
-    id: str
-    severity: str
-    title: str
-    message: str
-    fixes: tuple[tuple[str, Optional[str]], ...] = ()
-    frameworks: tuple[str, ...] = ()
+    __slots__ = ("fixes", "frameworks", "id", "message", "severity", "title")
+
+    def __init__(self, id: str, severity: str, title: str, message: str,
+                 fixes: tuple[tuple[str, Optional[str]], ...] = (), frameworks: tuple[str, ...] = ()) -> None:
+        self.id = id
+        self.severity = severity
+        self.title = title
+        self.message = message
+        self.fixes = fixes
+        self.frameworks = frameworks
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GuardFinding) and self.to_json() == other.to_json()
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.title))
+
+    def __repr__(self) -> str:
+        return f"GuardFinding({self.id!r}, {self.severity!r}, {self.title!r})"
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "severity": self.severity, "title": self.title, "message": self.message,
@@ -60,13 +74,13 @@ class GuardFinding:
                    tuple((str(f[0]), f[1]) for f in d.get("fixes", [])), tuple(d.get("frameworks", [])))
 
 
-@dataclass
 class GuardResult:
     """What guard() found; returned when it does not raise."""
 
-    findings: list[GuardFinding] = field(default_factory=list)
-    cached: bool = False
-    mode: str = "error"
+    def __init__(self, findings: Optional[list[GuardFinding]] = None, cached: bool = False, mode: str = "error") -> None:
+        self.findings = findings or []
+        self.cached = cached
+        self.mode = mode
 
     @property
     def ok(self) -> bool:
@@ -84,15 +98,16 @@ def _read(path: str) -> str:
         return ""
 
 
-def cache_dir(environ: Mapping[str, str]) -> Path:
+def cache_dir(environ: Mapping[str, str]) -> str:
     if environ.get(CACHE_ENV):
-        return Path(environ[CACHE_ENV])
+        return environ[CACHE_ENV]
+    home = os.path.expanduser("~")
     if sys.platform.startswith("win"):
-        base = environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-        return Path(base) / "compat" / "Cache"
+        base = environ.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local")
+        return os.path.join(base, "compat", "Cache")
     if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / "compat"
-    return Path(environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "compat"
+        return os.path.join(home, "Library", "Caches", "compat")
+    return os.path.join(environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache"), "compat")
 
 
 def _site_state() -> list[tuple[str, int]]:
@@ -128,10 +143,13 @@ def _imported_frameworks() -> dict[str, dict[str, Any]]:
     return out
 
 
-def _matrix_dir(environ: Mapping[str, str]) -> Path:
-    from compat.matrix import ENV_MATRIX_DIR, default_matrix_dir
-
-    return Path(environ[ENV_MATRIX_DIR]) if environ.get(ENV_MATRIX_DIR) else default_matrix_dir()
+def _matrix_dir(environ: Mapping[str, str]) -> str:
+    # Mirrors compat.matrix.resolve_matrix_dir without importing it (the warm path must stay cheap).
+    if environ.get("COMPAT_MATRIX_DIR"):
+        return environ["COMPAT_MATRIX_DIR"]
+    here = os.path.dirname(os.path.realpath(__file__))
+    shipped = os.path.join(here, "_matrix")
+    return shipped if os.path.isdir(shipped) else os.path.join(os.path.dirname(here), "matrix")
 
 
 def _matrix_state(environ: Mapping[str, str]) -> list[Any]:
@@ -140,17 +158,20 @@ def _matrix_state(environ: Mapping[str, str]) -> list[Any]:
     d = _matrix_dir(environ)
     files = []
     try:
-        for p in sorted(d.glob("*.yaml")):
-            st = p.stat()
-            files.append((p.name, st.st_mtime_ns, st.st_size))
+        with os.scandir(d) as it:
+            for e in sorted(it, key=lambda e: e.name):
+                if e.name.endswith(".yaml"):
+                    st = e.stat()
+                    files.append((e.name, st.st_mtime_ns, st.st_size))
     except OSError:
         pass
-    return [__version__, str(d), files]
+    return [__version__, d, files]
+
+
+OVERRIDE_PREFIX = "COMPAT_OVERRIDE_"  # compat.facts.OVERRIDE_PREFIX, not imported on the warm path
 
 
 def _cache_key(environ: Mapping[str, str], options: Mapping[str, Any]) -> str:
-    from compat.facts import OVERRIDE_PREFIX
-
     parts = {
         "format": CACHE_FORMAT,
         "python": sys.version,
@@ -161,28 +182,30 @@ def _cache_key(environ: Mapping[str, str], options: Mapping[str, Any]) -> str:
         "matrix": _matrix_state(environ),
         "overrides": sorted((k, v) for k, v in environ.items() if k.startswith(OVERRIDE_PREFIX) or k == "COMPAT_MATRIX_DIR"),
         "visible": environ.get("CUDA_VISIBLE_DEVICES"),
-        "imported": {k: {"version": v.get("version"), "cuda": v.get("cuda")} for k, v in _imported_frameworks().items()},
-        "options": dict(options),
+        "imported": sorted((k, str(v.get("version")), str(v.get("cuda"))) for k, v in _imported_frameworks().items()),
+        "options": sorted(options.items()),
     }
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
+    blob = repr(sorted(parts.items())).encode()
+    return f"{zlib.crc32(blob):08x}{zlib.adler32(blob):08x}{len(blob):x}"
 
 
-def _load_cache(path: Path) -> Optional[list[GuardFinding]]:
+def _load_cache(path: str) -> Optional[list[GuardFinding]]:
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        with open(path, "rb") as fh:
+            doc = marshal.loads(fh.read())  # our own file of plain dicts, lists and strings
         if doc.get("format") != CACHE_FORMAT:
             return None
         return [GuardFinding.from_json(d) for d in doc["findings"]]
-    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+    except (OSError, ValueError, EOFError, KeyError, TypeError, IndexError, AttributeError):
         return None  # a corrupt or unreadable cache is ignored, never fatal
 
 
-def _store_cache(path: Path, findings: Sequence[GuardFinding]) -> None:
+def _store_cache(path: str, findings: Sequence[GuardFinding]) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"format": CACHE_FORMAT, "findings": [f.to_json() for f in findings]}),
-                       encoding="utf-8")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(marshal.dumps({"format": CACHE_FORMAT, "findings": [f.to_json() for f in findings]}))
         os.replace(tmp, path)
     except OSError:
         pass  # an unwritable cache is ignored
@@ -280,7 +303,7 @@ def guard(
 
     options = {"require_gpu": need_gpu}
     key = _cache_key(env, options)
-    path = cache_dir(env) / f"guard-{key}.json"
+    path = os.path.join(cache_dir(env), f"guard-{key}.json")
     cached = _load_cache(path)
     nvml: Optional[tuple[Optional[str], Optional[list[dict[str, Any]]], str]] = None
     if cached is None:
@@ -338,6 +361,8 @@ def guard(
     if mode == "warn":
         below, failing = findings, []
     if below:
+        import warnings
+
         warnings.warn(CompatWarning("compat found problems:\n" + _format(below)), stacklevel=3)
     if failing:
         raise IncompatibleEnvironment(

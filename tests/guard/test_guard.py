@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import subprocess
 import sys
@@ -105,7 +106,7 @@ def test_corrupt_cache_is_ignored(env: dict[str, str]) -> None:
     with pytest.raises(IncompatibleEnvironment):
         _guard(env)
     for p in Path(env["COMPAT_CACHE_DIR"]).glob("guard-*.json"):
-        p.write_text(json.dumps({"format": 1, "findings": [{"id": 1}]}))
+        p.write_bytes(marshal.dumps({"format": 1, "findings": [{"id": 1}]}))
     with pytest.raises(IncompatibleEnvironment):
         _guard(env)
 
@@ -157,3 +158,18 @@ def test_import_compat_is_light() -> None:
             " if m in sys.modules])")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert p.stdout.strip() == "[]", p.stdout + p.stderr
+
+
+def test_matrix_dir_mirror_agrees() -> None:
+    from compat.matrix import default_matrix_dir
+    from compat.startup import _matrix_dir
+
+    assert Path(_matrix_dir({})) == default_matrix_dir()
+    assert _matrix_dir({"COMPAT_MATRIX_DIR": "/x"}) == "/x"
+
+
+def test_override_prefix_mirror_agrees() -> None:
+    from compat.facts import OVERRIDE_PREFIX as A
+    from compat.startup import OVERRIDE_PREFIX as B
+
+    assert A == B

@@ -1,0 +1,98 @@
+"""`compat doctor`: probe this machine, explain every problem with its fix, never hang or crash."""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from typing import Any, Optional
+
+import typer
+
+from compat.commands.common import FAIL_ON_OPT, JSON_OPT, MATRIX_OPT, check_fail_on, emit, load
+from compat.errors import InputError
+
+SMOKE_TIMEOUT = 120.0
+"""Seconds the doctor gives the smoke-training child (compat smoke defaults to more)."""
+
+
+def _validate(python: Optional[str], timeout: float, save_snapshot: Optional[str]) -> None:
+    if python is not None and not (os.path.isfile(python) and os.access(python, os.X_OK)):
+        raise InputError(f"--python {python!r} is not an executable file")
+    if not (timeout > 0 and math.isfinite(timeout)) or timeout > 60:
+        raise InputError(f"--timeout must be a number of seconds between 0 and 60, got {timeout:g}")
+    if save_snapshot is not None:
+        parent = os.path.dirname(os.path.abspath(save_snapshot))
+        if not os.path.isdir(parent):
+            raise InputError(f"--save-snapshot {save_snapshot!r}: directory {parent!r} does not exist")
+
+
+def _smoke(python: Optional[str]) -> tuple[list[Any], Optional[dict[str, Any]], Optional[str]]:
+    """(findings, result document, skip reason): the smoke job, imported lazily."""
+    try:
+        from compat.smoke import SmokeOptions, run_smoke, smoke_findings
+    except ImportError as exc:
+        return [], None, f"the smoke job is not available ({exc})"
+    try:
+        result = run_smoke(SmokeOptions(python=python, timeout=SMOKE_TIMEOUT))
+    except InputError as exc:
+        return [], None, f"the smoke job could not start: {exc}"
+    return list(smoke_findings(result)), result.to_json(), None
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("doctor")
+    def doctor(
+        json_out: bool = JSON_OPT,
+        no_smoke: bool = typer.Option(False, "--no-smoke", help="Skip the smoke-training job."),
+        python: Optional[str] = typer.Option(None, "--python", metavar="PATH",
+                                             help="Inspect the environment of this interpreter instead of compat's own."),
+        save_snapshot: Optional[str] = typer.Option(
+            None, "--save-snapshot", metavar="FILE",
+            help="Write the facts to FILE; `compat check --snapshot FILE` reproduces the findings elsewhere."),
+        require_gpu: bool = typer.Option(False, "--require-gpu", help="A missing or unusable GPU is an error."),
+        fail_on: str = FAIL_ON_OPT,
+        matrix: Optional[str] = MATRIX_OPT,
+        timeout: float = typer.Option(5.0, "--timeout", metavar="S",
+                                      help="Seconds each probe may take (framework imports get 4x, at most 20 s)."),
+        no_cache: bool = typer.Option(False, "--no-cache",
+                                      help="Import every framework afresh even if nothing changed since the last "
+                                           "successful import."),
+    ) -> None:
+        """Probe this machine: driver, GPUs and their health, CUDA, cuDNN, frameworks, resources; every problem with its fix."""
+        check_fail_on(fail_on)
+        _validate(python, timeout, save_snapshot)
+        m = load(matrix)
+        from compat.probes import gather_facts
+        from compat.probes.checks import doctor_checks
+        from compat.resolver import resolve
+
+        if not json_out and sys.stderr.isatty():
+            sys.stderr.write("compat doctor: probing this machine...\n")
+        facts = gather_facts(python, timeout=timeout, cache=not no_cache)
+        if save_snapshot is not None:
+            from compat.facts import save_snapshot as _save
+
+            try:
+                _save(facts, save_snapshot)
+            except OSError as exc:
+                raise InputError(f"--save-snapshot {save_snapshot!r}: {exc.strerror or exc}") from None
+        report = resolve(facts, m, require_gpu=require_gpu, extra_checks=doctor_checks)
+        if no_smoke:
+            from compat.findings import Skip
+
+            report.skipped.append(Skip("smoke", "--no-smoke"))
+        else:
+            if not json_out and sys.stderr.isatty():
+                sys.stderr.write("compat doctor: smoke-training a tiny CNN...\n")
+            found, doc, why = _smoke(python)
+            report.findings.extend(found)
+            if doc is not None:
+                report.extra["smoke"] = doc
+            if why is not None:
+                from compat.findings import Skip
+
+                report.skipped.append(Skip("smoke", why))
+        report.extra["probes"] = dict(facts.probes)
+        report.extra["gpus"] = None if facts.gpus is None else [g.to_json() for g in facts.gpus]
+        raise typer.Exit(emit(report, json_out=json_out, title="compat doctor", fail_on=fail_on))

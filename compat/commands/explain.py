@@ -1,0 +1,88 @@
+"""`compat explain`: read a crash log, name the root cause and give the fix."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Optional
+
+import typer
+
+from compat.commands.common import JSON_OPT, MATRIX_OPT
+from compat.errors import EXIT_OK, InputError, MatrixError
+
+
+def _machine_facts() -> tuple[Any, str]:
+    """This machine's facts: the doctor's live probes when present, else the installed distributions."""
+    try:
+        from compat.probes import gather_facts
+    except ImportError:
+        from compat.facts import apply_overrides
+        from compat.installed import installed_facts
+
+        return apply_overrides(installed_facts()), "compat.installed.installed_facts"
+    return gather_facts(), "compat.probes.gather_facts"
+
+
+def run_explain(file: Optional[str], *, json_out: bool, with_doctor: bool, snapshot: Optional[str],
+                matrix: Optional[str]) -> int:
+    from compat.cli import matrix_dir
+    from compat.explain.catalogue import catalogue_from_file, default_catalogue
+    from compat.explain.engine import Scanner, finish
+    from compat.explain.reader import iter_log
+    from compat.matrix import get_matrix, resolve_matrix_dir
+    from compat.render import dumps
+
+    if with_doctor and snapshot:
+        raise InputError("give --with-doctor or --snapshot, not both")
+    mdir = matrix_dir(matrix)
+    matrix_error = ""
+    try:
+        m: Any = get_matrix(mdir)
+        catalogue = default_catalogue(m)
+    except MatrixError as exc:
+        # The signatures do not need the rest of the matrix: explain still works, only cross-checks do not.
+        m = None
+        matrix_error = str(exc).splitlines()[0][:200]
+        catalogue = catalogue_from_file(resolve_matrix_dir(mdir) / "signatures.yaml")
+    facts = None
+    if snapshot:
+        from compat.facts import load_snapshot
+
+        facts = load_snapshot(snapshot)
+    elif with_doctor:
+        facts, _ = _machine_facts()
+    scanner = Scanner(catalogue)
+    for block in iter_log(file):
+        scanner.feed_block(block)
+    scanner.close()
+    if facts is not None and m is None:
+        from dataclasses import replace
+
+        note = f"unavailable: the matrix did not load ({matrix_error})"
+        diags = [replace(d, facts={**d.facts, "cross_check": note}) for d in scanner.diagnoses()]
+    else:
+        diags = finish(scanner, facts, m)
+    if json_out:
+        sys.stdout.write(dumps({"schema_version": 1, "diagnoses": [d.to_json() for d in diags]}) + "\n")
+    else:
+        from compat.explain.render import render
+
+        source = "<stdin>" if file in (None, "-") else str(file)
+        sys.stdout.write(render(diags, source, scanner.lines, sys.stdout))
+    return EXIT_OK
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("explain")
+    def explain(
+        file: Optional[str] = typer.Argument(None, metavar="[FILE|-]", help="The log to read (default: stdin)."),
+        json_out: bool = JSON_OPT,
+        with_doctor: bool = typer.Option(
+            False, "--with-doctor", help="Probe this machine and cross-check each diagnosis against it."),
+        snapshot: Optional[str] = typer.Option(
+            None, "--snapshot", metavar="FILE", help="Cross-check against a saved snapshot (compat doctor)."),
+        matrix: Optional[str] = MATRIX_OPT,
+    ) -> None:
+        """Read a crash log (a file, or stdin), name the root cause and give the fix."""
+        raise typer.Exit(run_explain(file, json_out=json_out, with_doctor=with_doctor, snapshot=snapshot,
+                                     matrix=matrix))

@@ -1,0 +1,435 @@
+"""The crash-signature catalogue (matrix/signatures.yaml): validation, loading and compiled regexes."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from compat.errors import InputError, MatrixError
+from compat.findings import Fix
+
+FILE = "signatures.yaml"
+
+# The root-cause categories: a public contract (JSON "category"), never renamed.
+CATEGORIES = (
+    "driver_too_old",
+    "arch_not_supported",
+    "cudnn_mismatch",
+    "cuda_libs_missing",
+    "gpu_oom",
+    "host_oom",
+    "dataloader_shm",
+    "cuda_fork",
+    "nccl_distributed",
+    "illegal_memory_access",
+    "hardware_xid",
+    "no_gpu_visible",
+    "nvml_mismatch",
+    "segfault",
+)
+
+# Facts a signature may extract (named regex groups) or set; documented in the JSON "facts" of a diagnosis.
+FACT_NAMES = frozenset({
+    "driver", "driver_cuda", "cudnn_built", "cudnn_runtime", "torch_build",
+    "gpu", "gpu_index", "arch", "cc", "min_cc", "supported_archs",
+    "requested", "capacity", "free", "shape",
+    "library", "symbol",
+    "xid", "sxid", "pci_bus", "nvml_error", "nvml_version",
+    "exit_code", "signal", "pid", "process",
+    "nccl_version", "nccl_error", "nccl_warning", "nccl_result", "op", "seq", "timeout_ms", "stuck_s",
+    "assertion",
+})
+
+_SIGNALS = {
+    "segmentation fault": "11", "sigsegv": "11", "bus error": "7", "sigbus": "7", "killed": "9",
+    "sigkill": "9", "aborted": "6", "sigabrt": "6", "terminated": "15", "sigterm": "15",
+}
+
+
+def _cuda_int(raw: str) -> str:
+    """CUDA's integer version (driver API): 11040 -> 11.4, 12080 -> 12.8, 6050 -> 6.5."""
+    n = int(raw)
+    return f"{n // 1000}.{(n % 1000) // 10}"
+
+
+def _cudnn_int(raw: str) -> str:
+    """cuDNN's integer version: 7605 -> 7.6.5; cuDNN 9 uses major*10000: 90100 -> 9.1.0."""
+    n = int(raw)
+    if n >= 10000:
+        return f"{n // 10000}.{(n % 10000) // 100}.{n % 100}"
+    return f"{n // 1000}.{(n % 1000) // 100}.{n % 100}"
+
+
+def _tuple(raw: str) -> str:
+    """A Python tuple as printed: "8, 9, 2" -> 8.9.2."""
+    return ".".join(p.strip() for p in raw.split(",") if p.strip())
+
+
+def _signame(raw: str) -> str:
+    return _SIGNALS.get(raw.strip().lower(), raw.strip())
+
+
+CONVERTERS: dict[str, Callable[[str], str]] = {
+    "cuda_int": _cuda_int,
+    "cudnn_int": _cudnn_int,
+    "tuple": _tuple,
+    "signame": _signame,
+}
+
+MAX_FACT_LEN = 200
+
+
+@dataclass(frozen=True)
+class Category:
+    """One root-cause category: what it means, how to fix it, and how it ranks against others."""
+
+    name: str
+    title: str
+    explanation: str
+    rank: int
+    """Lower is closer to the root cause (a driver problem explains a missing GPU, not the reverse)."""
+    suppresses: frozenset[str]
+    fixes: tuple[Fix, ...]
+
+
+@dataclass(frozen=True)
+class Signature:
+    """One known error message: its pre-filter keywords, compiled regex and what it reveals."""
+
+    id: str
+    category: str | None
+    """None for context extractors (facts only, never a diagnosis)."""
+    keywords: tuple[str, ...]
+    regex: re.Pattern[str]
+    confidence: float
+    meaning: str
+    title: str | None = None
+    set_facts: Mapping[str, str] = field(default_factory=dict)
+    fixes: tuple[Fix, ...] = ()
+    source: str = ""
+
+    def facts_from(self, m: re.Match[str]) -> dict[str, str]:
+        """The facts a match reveals: named groups (converted) plus the row's constant facts."""
+        out: dict[str, str] = {}
+        for key, val in m.groupdict().items():
+            if val is None:
+                continue
+            name, _, conv = key.partition("__")
+            text = val.strip().rstrip(".").strip()
+            if not text:
+                continue
+            if conv:
+                try:
+                    text = CONVERTERS[conv](text)
+                except (ValueError, KeyError):
+                    continue
+            out[name] = text[:MAX_FACT_LEN]
+        for k, v in self.set_facts.items():
+            out.setdefault(k, v)
+        return out
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """The loaded catalogue: categories, signatures (and context extractors) and the keyword pre-filter."""
+
+    updated: str
+    categories: Mapping[str, Category]
+    signatures: tuple[Signature, ...]
+    extractors: tuple[Signature, ...]
+    prefilter: re.Pattern[str]
+    """One regex of every keyword: a line is only matched against signatures if this finds something."""
+
+    @property
+    def all_rows(self) -> tuple[Signature, ...]:
+        return self.signatures + self.extractors
+
+
+# ------------------------------------------------------------------ validation
+
+
+def _fixes(raw: Any, where: str, problems: list[str]) -> tuple[Fix, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        problems.append(f"{where}: 'fixes' must be a list of {{text, command}}")
+        return ()
+    out = []
+    for i, f in enumerate(raw):
+        if not isinstance(f, dict) or not isinstance(f.get("text"), str) or not f["text"].strip():
+            problems.append(f"{where}: fixes[{i}] needs a non-empty 'text'")
+            continue
+        cmd = f.get("command")
+        if cmd is not None and not isinstance(cmd, str):
+            problems.append(f"{where}: fixes[{i}].command must be a string")
+            cmd = None
+        unknown = set(f) - {"text", "command"}
+        if unknown:
+            problems.append(f"{where}: fixes[{i}] has unknown keys {sorted(unknown)}")
+        out.append(Fix(f["text"].strip(), cmd.strip() if cmd else None))
+    return tuple(out)
+
+
+def _category(name: str, row: Any, problems: list[str]) -> Category | None:
+    where = f"categories.{name}"
+    if not isinstance(row, dict):
+        problems.append(f"{where}: must be a mapping")
+        return None
+    for key in ("title", "explanation"):
+        if not isinstance(row.get(key), str) or not row[key].strip():
+            problems.append(f"{where}: missing '{key}'")
+    rank = row.get("rank")
+    if not isinstance(rank, int) or isinstance(rank, bool):
+        problems.append(f"{where}: 'rank' must be an integer")
+        rank = 99
+    sup = row.get("suppresses") or []
+    if not isinstance(sup, list) or not all(isinstance(s, str) for s in sup):
+        problems.append(f"{where}: 'suppresses' must be a list of category names")
+        sup = []
+    for s in sup:
+        if s not in CATEGORIES:
+            problems.append(f"{where}: suppresses unknown category {s!r}")
+        if s == name:
+            problems.append(f"{where}: a category cannot suppress itself")
+    fixes = _fixes(row.get("fixes"), where, problems)
+    if not fixes:
+        problems.append(f"{where}: needs at least one fix")
+    unknown = set(row) - {"title", "explanation", "rank", "suppresses", "fixes"}
+    if unknown:
+        problems.append(f"{where}: unknown keys {sorted(unknown)}")
+    return Category(name, str(row.get("title", "")).strip(), " ".join(str(row.get("explanation", "")).split()),
+                    rank, frozenset(sup), fixes)
+
+
+_ROW_KEYS = {"id", "category", "keywords", "pattern", "confidence", "meaning", "title", "set_facts", "fixes",
+             "examples", "source"}
+
+
+def _signature(row: Any, where: str, problems: list[str], *, extractor: bool) -> Signature | None:
+    if not isinstance(row, dict):
+        problems.append(f"{where}: must be a mapping")
+        return None
+    n0 = len(problems)
+    sid = row.get("id")
+    if not isinstance(sid, str) or not re.match(r"^[a-z0-9][a-z0-9.-]*$", sid):
+        problems.append(f"{where}: 'id' must be a lower-case slug, got {sid!r}")
+        sid = "?"
+    where = f"{where} ({sid})"
+    unknown = set(row) - _ROW_KEYS
+    if unknown:
+        problems.append(f"{where}: unknown keys {sorted(unknown)}")
+    category = row.get("category")
+    if extractor:
+        if category is not None:
+            problems.append(f"{where}: extractors have no category")
+    elif category not in CATEGORIES:
+        problems.append(f"{where}: unknown category {category!r} (expected one of {', '.join(CATEGORIES)})")
+    kws = row.get("keywords")
+    if not isinstance(kws, list) or not kws or not all(isinstance(k, str) and k.strip() for k in kws):
+        problems.append(f"{where}: 'keywords' must be a non-empty list of strings")
+        kws = []
+    for k in kws:
+        if k != k.lower():
+            problems.append(f"{where}: keyword {k!r} must be lower-case")
+    pattern = row.get("pattern")
+    regex: re.Pattern[str] | None = None
+    if not isinstance(pattern, str) or not pattern:
+        problems.append(f"{where}: missing 'pattern'")
+    else:
+        try:
+            regex = re.compile(pattern, re.IGNORECASE)
+        except re.error as exc:
+            problems.append(f"{where}: pattern does not compile: {exc}")
+    set_facts = row.get("set_facts") or {}
+    if not isinstance(set_facts, dict) or not all(isinstance(v, str) for v in set_facts.values()):
+        problems.append(f"{where}: 'set_facts' must map fact names to strings")
+        set_facts = {}
+    names: set[str] = set(set_facts)
+    if regex is not None:
+        for g in regex.groupindex:
+            name, _, conv = g.partition("__")
+            names.add(name)
+            if conv and conv not in CONVERTERS:
+                problems.append(f"{where}: group {g!r} uses unknown converter {conv!r} "
+                                f"(known: {', '.join(sorted(CONVERTERS))})")
+    for n in sorted(names - FACT_NAMES):
+        problems.append(f"{where}: unknown fact {n!r}")
+    conf = row.get("confidence", 1.0 if extractor else None)
+    if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0.0 < float(conf) <= 1.0:
+        problems.append(f"{where}: 'confidence' must be a number in (0, 1]")
+        conf = 0.5
+    meaning = row.get("meaning", "")
+    if not extractor and (not isinstance(meaning, str) or not meaning.strip()):
+        problems.append(f"{where}: missing 'meaning'")
+        meaning = ""
+    for ph in re.findall(r"\{(\w+)\}", str(meaning)):
+        if ph not in names:
+            problems.append(f"{where}: meaning uses {{{ph}}}, which the row never extracts")
+    title = row.get("title")
+    if title is not None and (not isinstance(title, str) or not title.strip()):
+        problems.append(f"{where}: 'title' must be a non-empty string")
+    src = row.get("source")
+    if not isinstance(src, str) or not src.startswith(("http://", "https://")):
+        problems.append(f"{where}: missing 'source' URL")
+    fixes = _fixes(row.get("fixes"), where, problems)
+    examples = row.get("examples")
+    if not isinstance(examples, list) or not examples or not all(isinstance(e, str) for e in examples):
+        problems.append(f"{where}: 'examples' must be a non-empty list of real log lines")
+        examples = []
+    for e in examples:
+        low = e.lower()
+        if kws and not any(k in low for k in kws):
+            problems.append(f"{where}: example {e[:60]!r} contains none of the keywords")
+        if regex is not None and regex.search(e) is None:
+            problems.append(f"{where}: example {e[:60]!r} does not match the pattern")
+    if len(problems) > n0 or regex is None:
+        return None
+    return Signature(sid, None if extractor else str(category), tuple(k for k in kws), regex, float(conf),
+                     " ".join(str(meaning).split()), title.strip() if isinstance(title, str) else None,
+                     dict(set_facts), fixes, str(src))
+
+
+def _build(doc: Any) -> tuple[Catalogue | None, list[str]]:
+    problems: list[str] = []
+    if not isinstance(doc, dict):
+        return None, ["the document must be a mapping with updated, categories and signatures"]
+    upd = doc.get("updated")
+    if isinstance(upd, _dt.date):
+        updated = upd.isoformat()
+    elif isinstance(upd, str) and re.match(r"^\d{4}-\d{2}-\d{2}$", upd):
+        updated = upd
+    else:
+        problems.append("missing 'updated: YYYY-MM-DD'")
+        updated = "unknown"
+    unknown = set(doc) - {"updated", "categories", "signatures", "extractors"}
+    if unknown:
+        problems.append(f"unknown top-level keys {sorted(unknown)}")
+    cats_raw = doc.get("categories")
+    cats: dict[str, Category] = {}
+    if not isinstance(cats_raw, dict):
+        problems.append("'categories' must be a mapping of category name to its description")
+        cats_raw = {}
+    for name in CATEGORIES:
+        if name not in cats_raw:
+            problems.append(f"categories: missing {name!r}")
+    for name, row in cats_raw.items():
+        if name not in CATEGORIES:
+            problems.append(f"categories: unknown category {name!r} (the names are fixed)")
+            continue
+        c = _category(name, row, problems)
+        if c is not None:
+            cats[name] = c
+    sigs: list[Signature] = []
+    extractors: list[Signature] = []
+    ids: set[str] = set()
+    for section, target, is_extr in (("signatures", sigs, False), ("extractors", extractors, True)):
+        rows = doc.get(section, [] if is_extr else None)
+        if not isinstance(rows, list) or (not rows and not is_extr):
+            problems.append(f"'{section}' must be a non-empty list")
+            continue
+        for i, row in enumerate(rows):
+            s = _signature(row, f"{section}[{i}]", problems, extractor=is_extr)
+            if s is None:
+                continue
+            if s.id in ids:
+                problems.append(f"{section}[{i}] ({s.id}): duplicate id")
+                continue
+            ids.add(s.id)
+            target.append(s)
+    for name in CATEGORIES:
+        if cats_raw and not any(s.category == name for s in sigs) and name in cats:
+            problems.append(f"categories.{name}: no signature uses this category")
+    if problems:
+        return None, problems
+    prefilter = re.compile(trie_pattern({k for s in sigs + extractors for k in s.keywords}))
+    return Catalogue(updated, cats, tuple(sigs), tuple(extractors), prefilter), []
+
+
+def trie_pattern(words: set[str] | list[str]) -> str:
+    """One regex matching any of `words`, shaped as a trie.
+
+    A flat alternation makes Python's regex engine try every keyword at every position (~9 MB/s on a
+    training log); sharing prefixes tries one branch per first character and is several times faster.
+    """
+    trie: dict[str, Any] = {}
+    for w in words:
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, Any]) -> str:
+        if list(node) == [""]:
+            return ""
+        optional = "" in node
+        alts = [re.escape(ch) + emit(node[ch]) for ch in sorted(node) if ch]
+        if len(alts) == 1 and not optional:
+            return alts[0]
+        body = "(?:" + "|".join(alts) + ")"
+        return body + "?" if optional else body
+
+    return emit(trie) if trie else "(?!)"
+
+
+def validate_document(doc: Any) -> list[str]:
+    """Every problem in a signatures.yaml document (empty when valid); registered in compat.matrix."""
+    return _build(doc)[1]
+
+
+def load_catalogue(doc: Any) -> Catalogue:
+    """Compile a signatures document; MatrixError listing every problem when it does not validate."""
+    cat, problems = _build(doc)
+    if cat is None:
+        raise MatrixError([f"{FILE}: {p}" for p in problems])
+    return cat
+
+
+_CACHE: dict[str, Catalogue] = {}
+
+
+def default_catalogue(matrix: Any = None) -> Catalogue:
+    """The catalogue of the matrix in use: `matrix.raw["signatures.yaml"]`, else the file read directly.
+
+    `compat explain` must work even while a core matrix file is broken or missing, so when the full
+    matrix cannot be loaded the signatures file is read on its own (same directory resolution).
+    """
+    if matrix is not None:
+        doc = matrix.raw.get(FILE)
+        if doc is None:
+            raise InputError(f"the matrix in {matrix.directory} has no {FILE}")
+        key = f"matrix:{matrix.directory}"
+        if key not in _CACHE:
+            _CACHE[key] = load_catalogue(doc)
+        return _CACHE[key]
+    from compat.matrix import get_matrix, resolve_matrix_dir
+
+    try:
+        return default_catalogue(get_matrix())
+    except MatrixError:
+        pass
+    path = resolve_matrix_dir() / FILE
+    return catalogue_from_file(path)
+
+
+def catalogue_from_file(path: str | Path) -> Catalogue:
+    """Load one signatures file (tests, and the fallback when the rest of the matrix does not load)."""
+    p = Path(path)
+    key = f"file:{p.resolve()}"
+    if key in _CACHE:
+        return _CACHE[key]
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read the signature catalogue {str(p)!r}: {exc.strerror or exc}") from None
+    import yaml
+
+    try:
+        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        raise InputError(f"{str(p)!r} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    _CACHE[key] = load_catalogue(doc)
+    return _CACHE[key]

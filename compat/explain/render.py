@@ -1,0 +1,68 @@
+"""Text rendering of diagnoses: the root cause first with its evidence and fixes, then the rest."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Mapping, Sequence
+from typing import IO, Any
+
+from compat.explain import Diagnosis
+from compat.render import Style, use_color
+
+WIDTH = 100
+_HIDDEN_FACTS = {"cross_check"}
+
+
+def _wrap(text: str, indent: str, hang: str = "") -> list[str]:
+    return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent + hang,
+                         break_long_words=False, break_on_hyphens=False) or [indent.rstrip()]
+
+
+def _facts_line(facts: Mapping[str, Any]) -> str:
+    return " · ".join(f"{k} {facts[k]}" for k in sorted(facts) if k not in _HIDDEN_FACTS)
+
+
+def render(diags: Sequence[Diagnosis], source: str, lines_read: int, stream: IO[str] | None = None) -> str:
+    st = Style(use_color(stream) if stream is not None else False)
+    read = f"{lines_read:,} line{'s' if lines_read != 1 else ''} read"
+    if not diags:
+        return "\n".join([
+            f"compat explain: {st('no known failure signature', 'ok')} in {source} ({read}).",
+            "  The log may stop before the error, or the failure is not one compat knows yet.",
+            f"  Check the stack of the machine that failed: {st('$ compat doctor', 'bold')}",
+        ]) + "\n"
+    root, rest = diags[0], diags[1:]
+    out = [f"compat explain: {st('root cause', 'error')} found in {source} ({read})", ""]
+    out += _one(root, st, primary=True)
+    if rest:
+        out.append("")
+        out.append(st("Also found (less likely, or consequences of the root cause):", "bold"))
+        for d in rest:
+            out.append("")
+            out += _one(d, st, primary=False)
+    return "\n".join(out) + "\n"
+
+
+def _one(d: Diagnosis, st: Style, *, primary: bool) -> list[str]:
+    mark = st("✗", "error") if primary else st("!", "warning")
+    head = f"{mark} {st(d.title, 'bold') if primary else d.title}  {st(f'[{d.category} · confidence {d.confidence:.2f}]', 'dim')}"
+    lines = [head if primary else "  " + head]
+    ind = "    " if primary else "      "
+    lines.append(f"{ind[:-2]}Evidence:")
+    for ev in d.evidence if primary else d.evidence[:2]:
+        lines.append(f"{ind}│ {ev}")
+    lines += _wrap(d.explanation, ind[:-2])
+    fl = _facts_line(d.facts)
+    if fl:
+        lines += _wrap("Facts: " + fl, ind[:-2])
+    cc = d.facts.get("cross_check")
+    if cc:
+        lines.append(f"{ind[:-2]}{st('Cross-check: ' + str(cc), 'dim')}")
+    fixes = d.fixes if primary else d.fixes[:2]
+    if fixes:
+        lines.append(f"{ind[:-2]}Fix:")
+        for f in fixes:
+            lines += _wrap(f"→ {f.text}", ind, "  ")
+            if f.command:
+                lines.append(f"{ind}  {st('$ ' + f.command, 'bold')}")
+    return lines

@@ -1,0 +1,360 @@
+"""NVML (nvidia-ml-py, module `pynvml`): driver, the driver's CUDA version, GPUs and their health.
+
+acquire() calls NVML and records raw values (JSON-serialisable, one error per field that failed); parse() turns
+them into facts. NVML can hang on a broken driver, so probe() runs acquire() in a daemon thread with a deadline.
+`pynvml` is imported lazily; any object with the same functions (a fake in tests) can stand in for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Mapping
+from typing import Any, Callable
+
+from compat.probes._util import call_with_deadline
+
+# NVML return codes (nvml.h); stable across releases.
+NVML_ERROR_NOT_SUPPORTED = 3
+NVML_ERROR_NO_PERMISSION = 4
+NVML_ERROR_DRIVER_NOT_LOADED = 9
+NVML_ERROR_TIMEOUT = 10
+NVML_ERROR_LIBRARY_NOT_FOUND = 12
+NVML_ERROR_FUNCTION_NOT_FOUND = 13
+NVML_ERROR_GPU_IS_LOST = 15
+NVML_ERROR_RESET_REQUIRED = 16
+NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18
+NVML_ERROR_UNKNOWN = 999
+
+ERROR_KINDS = {
+    NVML_ERROR_LIBRARY_NOT_FOUND: "library-not-found",
+    NVML_ERROR_DRIVER_NOT_LOADED: "driver-not-loaded",
+    NVML_ERROR_LIB_RM_VERSION_MISMATCH: "version-mismatch",
+    NVML_ERROR_NO_PERMISSION: "no-permission",
+    NVML_ERROR_GPU_IS_LOST: "gpu-lost",
+    NVML_ERROR_RESET_REQUIRED: "reset-required",
+    NVML_ERROR_TIMEOUT: "timeout",
+    NVML_ERROR_UNKNOWN: "unknown",
+}
+
+# nvmlClocksEventReason* bits (formerly ClocksThrottleReason*), nvml.h.
+THROTTLE_BITS = {
+    0x1: "gpu_idle",
+    0x2: "applications_clocks_setting",
+    0x4: "sw_power_cap",
+    0x8: "hw_slowdown",
+    0x10: "sync_boost",
+    0x20: "sw_thermal_slowdown",
+    0x40: "hw_thermal_slowdown",
+    0x80: "hw_power_brake_slowdown",
+    0x100: "display_clocks_setting",
+}
+
+NVML_TEMPERATURE_GPU = 0
+NVML_TEMPERATURE_THRESHOLD_SLOWDOWN = 1
+NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1
+NVML_VOLATILE_ECC = 0
+NVML_AGGREGATE_ECC = 1
+NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0
+NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 1
+
+
+def error_code(exc: BaseException) -> int | None:
+    value = getattr(exc, "value", None)
+    return value if isinstance(value, int) else None
+
+
+def error_kind(code: int | None) -> str:
+    return ERROR_KINDS.get(code, "error") if code is not None else "error"
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return str(value)
+
+
+def _err(exc: BaseException) -> dict[str, Any]:
+    code = error_code(exc)
+    try:
+        msg = str(exc) or type(exc).__name__
+    except Exception:
+        msg = type(exc).__name__
+    return {"code": code, "kind": error_kind(code), "message": msg}
+
+
+class _Fields:
+    """Collects values and per-field errors for one device (or the system)."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+        self.errors: dict[str, dict[str, Any]] = {}
+
+    def get(self, name: str, fn: Callable[[], Any], conv: Callable[[Any], Any] = lambda v: v) -> Any:
+        try:
+            value = conv(fn())
+        except Exception as exc:
+            self.errors[name] = _err(exc)
+            return None
+        self.values[name] = value
+        return value
+
+    def out(self) -> dict[str, Any]:
+        d = dict(self.values)
+        if self.errors:
+            d["errors"] = self.errors
+        return d
+
+
+def _procs(items: Any) -> list[dict[str, Any]]:
+    out = []
+    for p in items or []:
+        used = getattr(p, "usedGpuMemory", None)
+        out.append({"pid": int(getattr(p, "pid", 0)), "used_memory": int(used) if isinstance(used, int) else None})
+    return out
+
+
+def _first(nvml: Any, *names: str) -> Callable[..., Any]:
+    for n in names:
+        fn = getattr(nvml, n, None)
+        if fn is not None:
+            return fn  # type: ignore[no-any-return]
+    raise AttributeError(f"NVML binding has none of {', '.join(names)}")
+
+
+def _pair(v: Any) -> list[int]:
+    return [int(v[0]), int(v[1])]
+
+
+def _memory(m: Any) -> dict[str, int | None]:
+    return {k: (int(getattr(m, k)) if getattr(m, k, None) is not None else None) for k in ("total", "used", "free")}
+
+
+def _ints(v: Any) -> list[int]:
+    return [int(x) for x in v]
+
+
+# (field, NVML function(s), extra arguments after the handle, conversion). Several names: the first the binding has.
+DEVICE_FIELDS: tuple[tuple[str, tuple[str, ...], tuple[int, ...], Callable[[Any], Any]], ...] = (
+    ("name", ("nvmlDeviceGetName",), (), _text),
+    ("uuid", ("nvmlDeviceGetUUID",), (), _text),
+    ("pci_bus_id", ("nvmlDeviceGetPciInfo",), (), lambda p: _text(p.busId)),
+    ("cc", ("nvmlDeviceGetCudaComputeCapability",), (), _pair),
+    ("memory", ("nvmlDeviceGetMemoryInfo",), (), _memory),
+    ("compute_processes", ("nvmlDeviceGetComputeRunningProcesses",), (), lambda v: _procs(v)),
+    ("graphics_processes", ("nvmlDeviceGetGraphicsRunningProcesses",), (), lambda v: _procs(v)),
+    ("persistence_mode", ("nvmlDeviceGetPersistenceMode",), (), int),
+    ("mig_mode", ("nvmlDeviceGetMigMode",), (), _pair),
+    ("temperature", ("nvmlDeviceGetTemperature",), (NVML_TEMPERATURE_GPU,), int),
+    ("temperature_slowdown", ("nvmlDeviceGetTemperatureThreshold",), (NVML_TEMPERATURE_THRESHOLD_SLOWDOWN,), int),
+    ("clocks_event_reasons", ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"),
+     (), int),
+    ("power_usage", ("nvmlDeviceGetPowerUsage",), (), int),
+    ("power_limit", ("nvmlDeviceGetEnforcedPowerLimit",), (), int),
+    ("power_default_limit", ("nvmlDeviceGetPowerManagementDefaultLimit",), (), int),
+    ("ecc_uncorrected_volatile", ("nvmlDeviceGetTotalEccErrors",),
+     (NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC), int),
+    ("ecc_uncorrected_aggregate", ("nvmlDeviceGetTotalEccErrors",),
+     (NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC), int),
+    ("retired_pages_sbe", ("nvmlDeviceGetRetiredPages",), (NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS,), len),
+    ("retired_pages_dbe", ("nvmlDeviceGetRetiredPages",), (NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR,), len),
+    ("retired_pages_pending", ("nvmlDeviceGetRetiredPagesPendingStatus",), (), int),
+    ("remapped_rows", ("nvmlDeviceGetRemappedRows",), (), _ints),
+    ("pcie_gen", ("nvmlDeviceGetCurrPcieLinkGeneration",), (), int),
+    ("pcie_gen_max", ("nvmlDeviceGetMaxPcieLinkGeneration",), (), int),
+    ("pcie_width", ("nvmlDeviceGetCurrPcieLinkWidth",), (), int),
+    ("pcie_width_max", ("nvmlDeviceGetMaxPcieLinkWidth",), (), int),
+)
+
+
+def _device_fields(nvml: Any, handle: Any, f: _Fields) -> None:
+    for field, names, args, conv in DEVICE_FIELDS:
+        def call(names: tuple[str, ...] = names, args: tuple[int, ...] = args) -> Any:
+            return _first(nvml, *names)(handle, *args)
+        f.get(field, call, conv)
+
+
+def acquire(nvml: Any) -> dict[str, Any]:
+    """Call NVML once for everything the doctor needs; returns raw values (JSON-serialisable)."""
+    try:
+        nvml.nvmlInit()
+    except Exception as exc:
+        return {"status": "error", "error": _err(exc), "stage": "init"}
+    try:
+        sysf = _Fields()
+        sysf.get("driver_version", nvml.nvmlSystemGetDriverVersion, _text)
+        sysf.get("cuda_driver_version", nvml.nvmlSystemGetCudaDriverVersion, int)
+        sysf.get("nvml_version", nvml.nvmlSystemGetNVMLVersion, _text)
+        try:
+            count = int(nvml.nvmlDeviceGetCount())
+        except Exception as exc:
+            return {"status": "error", "error": _err(exc), "stage": "device-count", **sysf.out()}
+        devices = []
+        for i in range(count):
+            f = _Fields()
+            try:
+                h = nvml.nvmlDeviceGetHandleByIndex(i)
+            except Exception as exc:
+                devices.append({"index": i, "errors": {"handle": _err(exc)}})
+                continue
+            f.values["index"] = i
+            _device_fields(nvml, h, f)
+            devices.append(f.out())
+        return {"status": "ok", **sysf.out(), "device_count": count, "devices": devices}
+    finally:
+        with contextlib.suppress(Exception):
+            nvml.nvmlShutdown()
+
+
+def load_pynvml() -> tuple[Any, dict[str, Any] | None]:
+    """The real binding, or why it is not there."""
+    try:
+        import pynvml
+    except ImportError as exc:
+        return None, {"status": "unavailable", "error": {
+            "code": None, "kind": "binding-missing",
+            "message": f"nvidia-ml-py is not installed ({exc}); install it with: pip install nvidia-ml-py"}}
+    return pynvml, None
+
+
+def probe(nvml: Any = None, timeout: float = 5.0) -> dict[str, Any]:
+    """acquire() under a deadline; `nvml` defaults to the real pynvml module."""
+    if nvml is None:
+        nvml, missing = load_pynvml()
+        if missing is not None:
+            return missing
+    res = call_with_deadline(lambda: acquire(nvml), timeout, "nvml")
+    if isinstance(res, dict) and res.get("status") == "timeout":
+        return {"status": "timeout", "error": {
+            "code": None, "kind": "hang", "message": f"NVML did not answer within {timeout:g} s"}}
+    return res  # type: ignore[no-any-return]
+
+
+# ------------------------------------------------------------------ parsing
+
+
+def cuda_version_from_int(v: int | None) -> str | None:
+    """nvmlSystemGetCudaDriverVersion's 12040 -> "12.4" (CUDA_VERSION = 1000 * major + 10 * minor)."""
+    if not isinstance(v, int) or v <= 0:
+        return None
+    return f"{v // 1000}.{(v % 1000) // 10}"
+
+
+def throttle_reasons(mask: int | None) -> list[str]:
+    if not isinstance(mask, int):
+        return []
+    return [name for bit, name in sorted(THROTTLE_BITS.items()) if mask & bit]
+
+
+def _mib(b: Any) -> int | None:
+    return int(b) // (1024 * 1024) if isinstance(b, int) else None
+
+
+def gpu_details(dev: Mapping[str, Any]) -> dict[str, Any]:
+    """The Gpu.details of one NVML device record: memory (bytes), processes, modes and health."""
+    mem = dev.get("memory") or {}
+    procs = list(dev.get("compute_processes") or []) + [
+        p for p in dev.get("graphics_processes") or [] if p["pid"] not in {q["pid"] for q in dev.get("compute_processes") or []}]
+    mig = dev.get("mig_mode")
+    rr = dev.get("remapped_rows")
+    out: dict[str, Any] = {
+        "uuid": dev.get("uuid"),
+        "pci_bus_id": dev.get("pci_bus_id"),
+        "memory_total": mem.get("total"),
+        "memory_used": mem.get("used"),
+        "memory_free": mem.get("free"),
+        "processes": procs,
+        "persistence_mode": None if dev.get("persistence_mode") is None else bool(dev["persistence_mode"]),
+        "mig_mode": None if mig is None else {"current": bool(mig[0]), "pending": bool(mig[1])},
+        "health": {
+            "temperature": dev.get("temperature"),
+            "temperature_slowdown": dev.get("temperature_slowdown"),
+            "throttle_reasons": throttle_reasons(dev.get("clocks_event_reasons")),
+            "power_usage_w": None if dev.get("power_usage") is None else round(dev["power_usage"] / 1000, 1),
+            "power_limit_w": None if dev.get("power_limit") is None else round(dev["power_limit"] / 1000, 1),
+            "power_default_limit_w": (None if dev.get("power_default_limit") is None
+                                      else round(dev["power_default_limit"] / 1000, 1)),
+            "ecc_uncorrected_volatile": dev.get("ecc_uncorrected_volatile"),
+            "ecc_uncorrected_aggregate": dev.get("ecc_uncorrected_aggregate"),
+            "retired_pages": (None if dev.get("retired_pages_sbe") is None and dev.get("retired_pages_dbe") is None
+                              else {"sbe": dev.get("retired_pages_sbe"), "dbe": dev.get("retired_pages_dbe")}),
+            "retired_pages_pending": (None if dev.get("retired_pages_pending") is None
+                                      else bool(dev["retired_pages_pending"])),
+            "remapped_rows": None if rr is None else {"correctable": rr[0], "uncorrectable": rr[1],
+                                                      "pending": bool(rr[2]), "failure": bool(rr[3])},
+            "pcie": {"gen": dev.get("pcie_gen"), "gen_max": dev.get("pcie_gen_max"),
+                     "width": dev.get("pcie_width"), "width_max": dev.get("pcie_width_max")},
+        },
+    }
+    # "Not Supported" (GeForce boards have no ECC, no row remapper) and functions an old driver lacks are normal;
+    # anything else (no permission, GPU lost) is kept for the report.
+    quiet = (NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_FUNCTION_NOT_FOUND, None)
+    errs = {k: v.get("message") for k, v in sorted((dev.get("errors") or {}).items()) if v.get("code") not in quiet}
+    if errs:
+        out["nvml_errors"] = errs
+    return out
+
+
+def parse(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Raw NVML values -> {"driver", "driver_cuda", "gpus": [{"index", "name", "cc", "details"}]} (or the error)."""
+    if raw.get("status") != "ok":
+        err = raw.get("error") or {}
+        return {"ok": False, "kind": err.get("kind", "error"), "message": err.get("message", "NVML failed"),
+                "code": err.get("code")}
+    gpus = []
+    for dev in raw.get("devices") or []:
+        cc = dev.get("cc")
+        gpus.append({
+            "index": dev.get("index"),
+            "name": dev.get("name"),
+            "cc": f"{cc[0]}.{cc[1]}" if cc else None,
+            "details": gpu_details(dev),
+        })
+    return {"ok": True, "driver": raw.get("driver_version"),
+            "driver_cuda": cuda_version_from_int(raw.get("cuda_driver_version")),
+            "nvml_version": raw.get("nvml_version"), "gpus": gpus}
+
+
+# ------------------------------------------------------------------ the guard's cheap read
+
+
+def read_nvml_light(nvml: Any = None, timeout: float = 3.0) -> tuple[str | None, list[dict[str, Any]] | None, str]:
+    """(driver, [{"name", "cc", "memory_free"}], why-not) for compat.guard: no CUDA context is created."""
+    if nvml is None:
+        nvml, missing = load_pynvml()
+        if missing is not None:
+            return None, None, str(missing["error"]["message"])
+
+    def light() -> dict[str, Any]:
+        try:
+            nvml.nvmlInit()
+        except Exception as exc:
+            return {"status": "error", "error": _err(exc)}
+        try:
+            drv = _text(nvml.nvmlSystemGetDriverVersion())
+            gpus = []
+            for i in range(int(nvml.nvmlDeviceGetCount())):
+                h = nvml.nvmlDeviceGetHandleByIndex(i)
+                f = _Fields()
+                for field, names, _args, conv in DEVICE_FIELDS:
+                    if field in ("name", "cc", "memory"):
+                        f.get(field, functools.partial(_first(nvml, *names), h), conv)
+                cc, mem = f.values.get("cc"), f.values.get("memory") or {}
+                gpus.append({"name": f.values.get("name"), "cc": f"{cc[0]}.{cc[1]}" if cc else None,
+                             "memory_free": mem.get("free")})
+            return {"status": "ok", "driver": drv, "gpus": gpus}
+        except Exception as exc:
+            return {"status": "error", "error": _err(exc)}
+        finally:
+            with contextlib.suppress(Exception):
+                nvml.nvmlShutdown()
+
+    res = call_with_deadline(light, timeout, "nvml-light")
+    if res.get("status") == "ok":
+        return res["driver"], res["gpus"], ""
+    if res.get("status") == "timeout":
+        return None, None, f"NVML did not answer within {timeout:g} s"
+    err = res.get("error") or {}
+    if err.get("kind") == "library-not-found":
+        return None, [], "no NVIDIA driver (libnvidia-ml.so.1 not found)"
+    return None, None, f"NVML: {err.get('message', 'failed')}"

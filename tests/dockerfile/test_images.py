@@ -1,0 +1,103 @@
+"""Base-image tags → stacks, and the images.yaml validator."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from compat.dockerfile.images import infer, parse_ref, validate_document
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def raw() -> dict[str, Any]:
+    return {"images.yaml": yaml.safe_load((ROOT / "matrix" / "images.yaml").read_text(encoding="utf-8"))}
+
+
+def test_shipped_images_yaml_is_valid(raw: dict[str, Any]) -> None:
+    assert validate_document(raw["images.yaml"]) == []
+    assert str(raw["images.yaml"]["updated"]) == "2026-11-22"
+
+
+def test_registered_in_matrix_extra_validators() -> None:
+    from compat.matrix import EXTRA_VALIDATORS
+
+    assert EXTRA_VALIDATORS["images.yaml"] == "compat.dockerfile.images:validate_document"
+
+
+@pytest.mark.parametrize(
+    ("doc", "problem"),
+    [
+        ({"updated": "x"}, "updated"),
+        ({"updated": __import__("datetime").date(2026, 1, 1), "os": [{"name": "u", "python": "3.10"}]}, "source"),
+        ({"updated": __import__("datetime").date(2026, 1, 1),
+          "ngc": [{"release": "24.1", "cuda": "12.3", "images": ["pytorch"], "source": "s"}]}, "release"),
+        ({"updated": __import__("datetime").date(2026, 1, 1),
+          "nvidia_cuda": {"require_cuda": [{"cuda": "12.4", "branches": [535], "source": "s"}]}}, "branches"),
+        ([], "mapping"),
+    ],
+)
+def test_validator_reports_problems(doc: Any, problem: str) -> None:
+    assert any(problem in p for p in validate_document(doc))
+
+
+def test_ref_parsing() -> None:
+    r = parse_ref("docker.io/library/python:3.10@sha256:abc")
+    assert (r.repository, r.tag, r.digest) == ("python", "3.10", "sha256:abc")
+    r = parse_ref("localhost:5000/team/img")
+    assert (r.repository, r.tag) == ("localhost:5000/team/img", None)
+
+
+@pytest.mark.parametrize(
+    ("image", "cuda", "flavour", "cudnn_major", "python"),
+    [
+        ("nvidia/cuda:12.1.0-cudnn8-devel-ubuntu22.04", "12.1.0", "devel", 8, "3.10"),
+        ("nvcr.io/nvidia/cuda:11.8.0-runtime-ubuntu20.04", "11.8.0", "runtime", 0, "3.8"),
+        ("nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04", "12.4.1", "runtime", 9, "3.10"),
+        ("nvidia/cuda:12.6.3-base-ubuntu24.04", "12.6.3", "base", 0, "3.12"),
+        ("nvidia/cuda:10.2-cudnn7-devel-ubuntu18.04", "10.2", "devel", 7, "3.6"),
+    ],
+)
+def test_nvidia_cuda_tags(raw: dict[str, Any], image: str, cuda: str, flavour: str, cudnn_major: int,
+                          python: str) -> None:
+    st = infer(parse_ref(image), raw)
+    assert (st.kind, st.cuda, st.flavour, st.cudnn_major, st.python) == ("cuda", cuda, flavour, cudnn_major, python)
+    assert st.known
+
+
+def test_cudnn8_tag_gets_its_minor_from_data(raw: dict[str, Any]) -> None:
+    assert infer(parse_ref("nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04"), raw).cudnn == "8.9"
+    assert infer(parse_ref("nvidia/cuda:11.3.1-cudnn8-runtime-ubuntu20.04"), raw).cudnn is None
+
+
+def test_pytorch_images(raw: dict[str, Any]) -> None:
+    rt = infer(parse_ref("pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime"), raw)
+    assert (rt.torch, rt.torch_cuda, rt.cuda, rt.nvcc) == ("2.1.0", "12.1", None, False)
+    dev = infer(parse_ref("pytorch/pytorch:2.1.0-cuda12.1-cudnn8-devel"), raw)
+    assert (dev.cuda, dev.cudnn_major, dev.nvcc) == ("12.1", 8, True)
+
+
+def test_ngc_known_and_unknown(raw: dict[str, Any]) -> None:
+    st = infer(parse_ref("nvcr.io/nvidia/pytorch:24.05-py3"), raw)
+    assert (st.kind, st.cuda, st.cudnn, st.python) == ("ngc-pytorch", "12.4.1", "9.1", "3.10")
+    tf = infer(parse_ref("nvcr.io/nvidia/tensorflow:24.01-tf2-py3"), raw)
+    assert tf.kind == "ngc-tensorflow" and tf.cuda == "12.3.2"
+    old = infer(parse_ref("nvcr.io/nvidia/pytorch:19.01-py3"), raw)
+    assert not old.known and "19.01" in old.reason
+
+
+@pytest.mark.parametrize("image", ["nvidia/cuda:latest", "pytorch/pytorch", "nvidia/cuda", "foo/bar:1.0"])
+def test_unknown_or_latest_is_not_guessed(raw: dict[str, Any], image: str) -> None:
+    st = infer(parse_ref(image), raw)
+    assert not st.known and st.cuda is None and st.reason
+
+
+def test_python_and_os_images(raw: dict[str, Any]) -> None:
+    assert infer(parse_ref("python:3.11-slim-bookworm"), raw).python == "3.11"
+    ub = infer(parse_ref("ubuntu:22.04"), raw)
+    assert ub.kind == "os" and ub.os == "ubuntu22.04" and ub.cuda is None
+    assert infer(parse_ref("tensorflow/tensorflow:2.15.0-gpu"), raw).tensorflow == "2.15.0"
