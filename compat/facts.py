@@ -41,6 +41,15 @@ def _parse_cudnn(raw: str) -> str:
     return str(parse_dotted(raw, "cuDNN version"))
 
 
+def _parse_bool(raw: str, what: str) -> str:
+    text = raw.strip().lower()
+    if text in ("1", "true", "yes"):
+        return "true"
+    if text in ("0", "false", "no"):
+        return "false"
+    raise InputError(f"malformed {what} {raw!r} (expected true or false)")
+
+
 def _parse_build(raw: str, what: str) -> str:
     text = raw.strip().lower()
     if text not in ("cuda", "cpu", "rocm"):
@@ -67,12 +76,13 @@ FACT_PARSERS: dict[str, tuple[Callable[[str], str], str]] = {
     "tf_archs": (_parse_archs, "architectures compiled into TensorFlow"),
     "torch_build": (lambda r: _parse_build(r, "torch_build"), "PyTorch build kind (cuda, cpu, rocm)"),
     "tf_build": (lambda r: _parse_build(r, "tf_build"), "TensorFlow build kind (cuda, cpu, rocm)"),
+    "tf_and_cuda": (lambda r: _parse_bool(r, "tf_and_cuda"), "TensorFlow installed with the [and-cuda] extra"),
 }
 
 # Facts that describe a framework build: replacing the framework version invalidates them.
 DERIVED = {
     "torch": ("torch_cuda", "torch_cudnn", "torch_archs", "torch_build"),
-    "tensorflow": ("tf_cuda", "tf_cudnn", "tf_archs", "tf_build"),
+    "tensorflow": ("tf_cuda", "tf_cudnn", "tf_archs", "tf_build", "tf_and_cuda"),
 }
 
 OVERRIDE_PREFIX = "COMPAT_OVERRIDE_"

@@ -62,6 +62,13 @@ def cudnn_from_pins(pins: Mapping[str, str]) -> Optional[str]:
     return None
 
 
+def _installed_version(name: str) -> Optional[str]:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 WATCHED = ("torch", "tensorflow", "tensorflow-cpu", "tf-nightly", "jax", "jaxlib")
 
 
@@ -103,4 +110,10 @@ def installed_facts(dists: Optional[Mapping[str, str]] = None,
         values["tensorflow"] = make_fact("tensorflow", d[tf_name], f"installed distribution {tf_name}")
         if tf_name == "tensorflow-cpu":
             values["tf_build"] = make_fact("tf_build", "cpu", "installed distribution tensorflow-cpu")
+        # [and-cuda] is installed when the extra's nvidia-* pins are all present at their pinned versions.
+        extra = nvidia_pins(req(tf_name), extra="and-cuda")
+        if extra:
+            have = all(_installed_version(n) == v for n, v in extra.items())
+            values["tf_and_cuda"] = make_fact("tf_and_cuda", "true" if have else "false",
+                                              f"{tf_name}[and-cuda] requirements")
     return Facts(values=values)

@@ -144,6 +144,11 @@ class KnownIssue:
     fix_text: str | None
     fix_command: str | None
     source: str
+    requires: tuple[str, ...] = ()
+    """Boolean facts that must be true (e.g. tf_and_cuda: TensorFlow installed with [and-cuda])."""
+
+
+KNOWN_ISSUE_FLAGS = ("tf_and_cuda",)
 
 
 # ------------------------------------------------------------------ validation helpers
@@ -693,6 +698,10 @@ def _parse_known(doc: Any, p: _Problems) -> list[KnownIssue]:
                     when[k] = SpecifierSet(str(spec))
                 except InvalidSpecifier:
                     p.add(w, f"'when.{k}': malformed specifier {spec!r}")
+        req = row.get("requires") or []
+        if not isinstance(req, list) or any(r not in KNOWN_ISSUE_FLAGS for r in req):
+            p.add(w, f"'requires' must be a list of {', '.join(KNOWN_ISSUE_FLAGS)}")
+            req = []
         fix = row.get("fix") or {}
         if not isinstance(fix, dict):
             p.add(w, "'fix' must be a mapping with text and command")
@@ -702,7 +711,8 @@ def _parse_known(doc: Any, p: _Problems) -> list[KnownIssue]:
             if iid in ids:
                 p.add(w, "duplicate id")
             ids.add(iid)
-            out.append(KnownIssue(iid, title, when, str(sev), msg, fix.get("text"), fix.get("command"), src))
+            out.append(KnownIssue(iid, title, when, str(sev), msg, fix.get("text"), fix.get("command"), src,
+                                  tuple(req)))
     return out
 
 

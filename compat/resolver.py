@@ -341,6 +341,15 @@ def _archs_text(archs: tuple[Arch, ...]) -> str:
 # ------------------------------------------------------------------ checks
 
 
+def _runs_under(ctx: Ctx, driver: Version, os_name: str) -> Callable[[TorchVariant], bool]:
+    """A variant filter: this driver runs the variant's CUDA, at least under minor-version compatibility."""
+
+    def ok(v: TorchVariant) -> bool:
+        return driver_can_run(ctx.m, driver, Version(v.cuda or "0"), os_name) in ("ok", "minor")
+
+    return ok
+
+
 def check_driver_cuda(ctx: Ctx) -> Iterator[Result]:
     """1. NVIDIA driver vs the CUDA runtime each framework or application was built with."""
     rts = runtimes(ctx)
@@ -370,10 +379,7 @@ def check_driver_cuda(ctx: Ctx) -> Iterator[Result]:
             fixes = [drv_fix]
             if rt.who.startswith("torch"):
                 # A variant this driver runs, at least under minor-version compatibility.
-                driver = ctx.driver
-                fixes += _variant_commands(
-                    ctx, lambda v: driver_can_run(ctx.m, driver, Version(v.cuda or "0"), os_name) in ("ok", "minor")
-                )
+                fixes += _variant_commands(ctx, _runs_under(ctx, ctx.driver, os_name))
             major = rt.cuda.release[0]
             floor_txt = (f"; CUDA {major}.x needs at least {floor} even under minor-version compatibility"
                          if ctx.m.minor_compat.get(major) else "")
@@ -796,6 +802,8 @@ def check_known_issues(ctx: Ctx, prior: list[Finding] | None = None) -> Iterator
     ccs = [g.cc for g in (ctx.gpus or []) if g.cc is not None]
     for issue in ctx.m.known_issues:
         if any(k not in values and k != "cc" and k != "os" for k in issue.when):
+            continue
+        if any((ctx.facts.get(flag) is None or ctx.facts.get(flag).value != "true") for flag in issue.requires):  # type: ignore[union-attr]
             continue
         if "os" in issue.when:
             continue  # os is not a version; such rows are matched by the dockerfile/doctor layers

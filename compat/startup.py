@@ -13,9 +13,9 @@ import sys
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 
-TYPE_CHECKING = False  # not `from typing import ...`: importing typing costs milliseconds on the warm path
-
 from compat.errors import CompatWarning, IncompatibleEnvironment, InputError
+
+TYPE_CHECKING = False  # not `from typing import ...`: importing typing costs milliseconds on the warm path
 
 if TYPE_CHECKING:  # the warm path avoids typing, dataclasses, pathlib, re and hashlib: each costs milliseconds
     from typing import Any, Optional

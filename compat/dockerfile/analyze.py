@@ -682,6 +682,7 @@ def stage_facts(st: Stage, opts: Options) -> tuple[Facts, dict[str, int]]:
         put("tensorflow", st.tf.raw, st.tf.line)
         if st.tf.cpu:
             put("tf_build", "cpu", st.tf.line)
+        put("tf_and_cuda", "true" if st.tf.and_cuda else "false", st.tf.line)
     if opts.target_driver:
         vals["driver"] = make_fact("driver", opts.target_driver, "--target-driver")
     facts = Facts(values=vals)
