@@ -93,6 +93,9 @@ def register(app: typer.Typer) -> None:
                 from compat.findings import Skip
 
                 report.skipped.append(Skip("smoke", why))
+        import socket
+
+        report.extra["host"] = socket.gethostname()  # names the node in `compat fleet merge`
         report.extra["probes"] = dict(facts.probes)
         report.extra["gpus"] = None if facts.gpus is None else [g.to_json() for g in facts.gpus]
         raise typer.Exit(emit(report, json_out=json_out, title="compat doctor", fail_on=fail_on))

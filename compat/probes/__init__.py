@@ -86,13 +86,15 @@ def gather_facts(
         "driver": lambda: driver.probe(fs, env),
         "toolkits": lambda: toolkits.probe(fs, env, timeout),
         "cudnn": lambda: cudnn.probe(fs, env),
-        "frameworks": lambda: fwmod.probe(python, env, timeout=ft, frameworks=frameworks, cache=cache),
+        "frameworks": lambda: fwmod.probe(python, env, timeout=ft, frameworks=frameworks, cache=cache,
+                                          meta_timeout=timeout),
         "resources": lambda: resources.probe(fs, env, cwd),
         "health": lambda: health.probe(fs, env, timeout),
         "environment": lambda: environment.probe(fs, env),
     }
-    # NVML then nvidia-smi run one after the other, as do dmesg, /dev/kmsg and journalctl: 2-3 timeouts at most.
-    deadline = max(ft + 5.0, 3 * timeout + 2.0)
+    # One after the other: NVML then nvidia-smi; dmesg, /dev/kmsg then journalctl; another interpreter's metadata
+    # then its framework imports. With the defaults (5 s, 20 s) the worst case is 27 s.
+    deadline = max(ft + timeout + 2.0, 3 * timeout + 2.0)
     t0 = time.monotonic()
     res = run_bounded({k: _timed(fn, seconds, k) for k, fn in tasks.items()}, deadline)
     probes = assemble_probes(res)

@@ -262,7 +262,9 @@ def check_driver_state(ctx: Ctx) -> Iterator[Result]:
                 "CUDA runtime fails with 'CUDA unknown error' (999) or finds no device.",
                 (Fix("Create the device nodes", "sudo nvidia-modprobe -u -c=0"),),
                 {"dev_nodes": nodes}, group="driver")
-        elif not nodes and not ctx.facts.gpus:
+        elif not nodes and not ctx.facts.gpus and not (env.get("container") or {}).get("in_container"):
+            # (in a container the host's modules show in /proc/modules: no device nodes there means no GPU was
+            # given to it, which check_gpu_presence reports)
             yield Finding(
                 DRIVER_DEV_NODES, "error", "No /dev/nvidia* device nodes",
                 "The NVIDIA kernel module is loaded but no /dev/nvidia* device exists, so no program can open the GPU.",
@@ -744,9 +746,10 @@ def check_frameworks(ctx: Ctx) -> Iterator[Result]:
                 FRAMEWORK_IMPORT, "error", f"import {mode} {describe_child(child)}",
                 f"A child interpreter that only imports {label} {describe_child(child)}."
                 + (f" {detail}." if detail and detail not in describe_child(child) else "")
-                + (f" Its output ends with: {out[-800:]!r}" if out else "")
+                + (f" Its output ends with: {out[-800:]!r}." if out else "")
                 + " Your training script dies the same way (a 'kernel died' in Jupyter).",
-                (Fix("Reproduce it", f"python -X faulthandler -c 'import {mode}'"),),
+                (Fix("Reproduce it", f"{shlex.quote(str(fw.get('executable') or 'python'))} -X faulthandler -c "
+                                     f"'import {mode}'"),),
                 {"framework": mode, "status": st, "signal": child.get("signal")}, group="frameworks")
             continue
         doc = child.get("result") or {}
@@ -837,7 +840,23 @@ def check_probe_failures(ctx: Ctx) -> Iterator[Result]:
             yield Skip(f"{PROBE_FAILED}.{name}", str(err.get("message") if isinstance(err, Mapping) else err))
 
 
-doctor_checks: tuple[Callable[[Ctx], Iterator[Result]], ...] = (
+def _guarded(check: Callable[[Ctx], Iterator[Result]]) -> Callable[[Ctx], Iterator[Result]]:
+    """A check that meets probe data of an unexpected shape (a hand-edited or foreign snapshot) skips with the
+    reason instead of taking the whole report down; findings it yielded before that are kept."""
+
+    def run(ctx: Ctx) -> Iterator[Result]:
+        try:
+            yield from check(ctx)
+        except (TypeError, KeyError, AttributeError, ValueError, IndexError) as exc:
+            yield Skip(f"{PROBE_FAILED}.{check.__name__.removeprefix('check_')}",
+                       f"unexpected probe data: {type(exc).__name__}: {exc}")
+
+    run.__name__ = check.__name__
+    run.__doc__ = check.__doc__
+    return run
+
+
+doctor_checks: tuple[Callable[[Ctx], Iterator[Result]], ...] = tuple(_guarded(c) for c in (
     check_gpu_presence,
     check_driver_state,
     check_visible_devices,
@@ -849,4 +868,4 @@ doctor_checks: tuple[Callable[[Ctx], Iterator[Result]], ...] = (
     check_frameworks,
     check_environment,
     check_probe_failures,
-)
+))

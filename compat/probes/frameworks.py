@@ -236,11 +236,12 @@ def store_cached(environ: Mapping[str, str], key: str, child: Mapping[str, Any],
 
 
 def probe(python: str | None = None, environ: Mapping[str, str] | None = None, *, timeout: float = 20.0,
-          frameworks: bool = True, cache: bool = True) -> dict[str, Any]:
+          frameworks: bool = True, cache: bool = True, meta_timeout: float | None = None) -> dict[str, Any]:
     """Installed distributions (in-process, or via the child for another interpreter) and one child per framework.
 
     A child that imported its framework successfully is cached (see cache_key); failures are never cached, so a
-    broken import is re-tried on every run.
+    broken import is re-tried on every run. `timeout` bounds each import, `meta_timeout` (default: the same) the
+    other interpreter's metadata read, which imports nothing.
     """
     import time
 
@@ -249,7 +250,7 @@ def probe(python: str | None = None, environ: Mapping[str, str] | None = None, *
         meta = installed_here()
         exe = sys.executable
     else:
-        child = run_child(python, "meta", timeout, env)
+        child = run_child(python, "meta", timeout if meta_timeout is None else meta_timeout, env)
         doc = child.get("result") or {}
         if child["status"] != "ok":
             return {"status": "error", "python_executable": python, "meta": child,

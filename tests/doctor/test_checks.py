@@ -467,3 +467,22 @@ def test_checks_on_facts_without_probes_skip(doctor_matrix: Any) -> None:
 
 def test_nvml_error_class_from_fake_matches_real_codes() -> None:
     assert nvml.error_kind(FakeNVMLError(18).value) == "version-mismatch"
+
+
+def test_malformed_probe_data_is_a_skip_not_a_crash(doctor_matrix: Any) -> None:
+    probes = {"health": {"status": "ok", "xid": "not a list of events"}, "resources": {"status": "ok", "shm": 5}}
+    r = resolve(Facts(probes=probes), doctor_matrix, extra_checks=doctor_checks)
+    skips = {s.id: s.reason for s in r.skipped}
+    assert skips["probe.failed.kernel_log"].startswith("unexpected probe data: TypeError")
+    assert skips["probe.failed.resources"].startswith("unexpected probe data: AttributeError")
+
+
+def test_cpu_container_on_a_gpu_host(doctor_matrix: Any) -> None:
+    """/proc/modules shows the host's nvidia module, but no GPU was given to this container: not an error."""
+    res = healthy_box()
+    res["driver"]["modules"] = ["nvidia", "nvidia_uvm"]
+    res["environment"]["container"] = {"in_container": True, "signs": ["/.dockerenv"], "nvidia_visible_devices": None}
+    r = report(res, doctor_matrix)
+    assert ids(r) == {"gpu.none": "info"}
+    res["environment"]["container"]["in_container"] = False
+    assert one(report(res, doctor_matrix), "driver.dev-nodes").severity == "error"
