@@ -274,6 +274,42 @@ def gpu_keys(name: str) -> list[str]:
 # ------------------------------------------------------------------ the matrix
 
 
+class LazyDocs(dict):  # type: ignore[type-arg]
+    """YAML documents by file name; files outside the core subjects are read on first access.
+
+    A `compat check` needs only the core tables, so the crash-signature catalogue and the other extras are not
+    parsed on its path. `compat matrix validate` reads and validates everything.
+    """
+
+    def __init__(self, directory: Path, loaded: dict[str, Any]) -> None:
+        super().__init__(loaded)
+        self._dir = directory
+
+    def _load(self, key: str) -> bool:
+        if dict.__contains__(self, key):
+            return True
+        path = self._dir / key
+        if not key.endswith(".yaml") or not path.is_file():
+            return False
+        try:
+            dict.__setitem__(self, key, _yaml_load(path.read_text(encoding="utf-8")))
+        except Exception:  # noqa: BLE001 - a broken extra file is reported by `compat matrix validate`
+            dict.__setitem__(self, key, None)
+        return True
+
+    def __getitem__(self, key: str) -> Any:
+        if not self._load(key):
+            raise KeyError(key)
+        return dict.__getitem__(self, key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return dict.__getitem__(self, key) if self._load(key) else default
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self._load(key)
+
+
+
 @dataclass
 class Matrix:
     directory: Path
@@ -793,6 +829,8 @@ def load_matrix(directory: str | Path | None = None, *, validate_extras: bool = 
     p = _Problems()
     docs: dict[str, Any] = {}
     for path in sorted(d.glob("*.yaml")):
+        if path.name not in CORE_FILES and not validate_extras:
+            continue  # read on first use (LazyDocs)
         try:
             docs[path.name] = _yaml_load(path.read_text(encoding="utf-8"))
         except Exception as exc:  # yaml.YAMLError, UnicodeDecodeError, OSError
@@ -813,7 +851,7 @@ def load_matrix(directory: str | Path | None = None, *, validate_extras: bool = 
     torch = _parse_torch(docs["pytorch.yaml"], p) if "pytorch.yaml" in docs else []
     tf = _parse_tf(docs["tensorflow.yaml"], p) if "tensorflow.yaml" in docs else []
     known = _parse_known(docs["known_issues.yaml"], p) if "known_issues.yaml" in docs else []
-    m = Matrix(d, updated, cuda, minor, ccs, gpus, cudnn, torch, tf, known, raw=docs, _gpu_index=index)
+    m = Matrix(d, updated, cuda, minor, ccs, gpus, cudnn, torch, tf, known, raw=LazyDocs(d, docs), _gpu_index=index)
     _cross_checks(m, p)
     if validate_extras:
         for name, doc in docs.items():
