@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 SEVERITIES = ("error", "warning", "info")
 _RANK = {"info": 0, "warning": 1, "error": 2}
@@ -66,6 +68,18 @@ class Skip:
 
     def to_json(self) -> dict[str, str]:
         return {"id": self.id, "reason": self.reason}
+
+
+def unique(items: Iterable[T], key: Callable[[T], Hashable]) -> list[T]:
+    """`items` without later repeats of the same key, in order (one root cause, one finding)."""
+    out: list[T] = []
+    seen: set[Hashable] = set()
+    for item in items:
+        k = key(item)
+        if k not in seen:
+            seen.add(k)
+            out.append(item)
+    return out
 
 
 def verdict_of(findings: Iterable[Finding]) -> str:

@@ -9,7 +9,7 @@ from typing import Callable, Union
 from packaging.version import Version
 
 from compat.facts import Facts
-from compat.findings import Finding, Fix, Report, Skip
+from compat.findings import Finding, Fix, Report, Skip, unique
 from compat.matrix import CudaRelease, CudnnPackage, Matrix, TfRelease, TorchRelease, TorchVariant
 from compat.versions import CC, Arch, major_minor, parse_arch, parse_cc, parse_python
 
@@ -838,26 +838,10 @@ def resolve(facts: Facts, matrix: Matrix, *, require_gpu: bool = False,
     ctx = build_context(facts, matrix, require_gpu)
     findings: list[Finding] = list(ctx.notes)
     skipped: list[Skip] = []
-    seen: set[tuple[str, str]] = set()
     for check in CHECKS + extra_checks:
         results = check_known_issues(ctx, findings) if check is check_known_issues else check(ctx)
         for r in results:
-            if isinstance(r, Skip):
-                if (r.id, r.reason) not in seen:
-                    seen.add((r.id, r.reason))
-                    skipped.append(r)
-            else:
-                findings.append(r)
-    findings = _dedupe(findings)
+            (skipped if isinstance(r, Skip) else findings).append(r)  # type: ignore[arg-type]
+    skipped = unique(skipped, lambda s: (s.id, s.reason))
+    findings = unique(findings, lambda f: (f.id, f.title))
     return Report(findings, skipped, facts.to_json(), matrix.updated_date)
-
-
-def _dedupe(findings: list[Finding]) -> list[Finding]:
-    out: list[Finding] = []
-    keys: set[tuple[str, str]] = set()
-    for f in findings:
-        if (f.id, f.title) in keys:
-            continue
-        keys.add((f.id, f.title))
-        out.append(f)
-    return out

@@ -26,7 +26,7 @@ from compat.dockerfile.parser import (
 from compat.dockerfile.shell import run as run_shell
 from compat.errors import InputError
 from compat.facts import Fact, Facts, Gpu, make_fact
-from compat.findings import Finding, Fix, Report, Skip
+from compat.findings import Finding, Fix, Report, Skip, unique
 from compat.matrix import Matrix, TorchRelease
 from compat.resolver import arch_support, driver_can_run, driver_requirement, resolve
 from compat.versions import CC, Arch, major_minor, parse_cc
@@ -990,7 +990,8 @@ def analyze(df: Dockerfile, m: Matrix, opts: Options) -> Report:
         stage_docs.append({"name": st.name, "index": st.index, "line": st.line, "base": st.base,
                            "from_stage": st.parent, "facts": fj})
         last_facts = fj
-    report = Report(_dedupe(findings), _dedupe_skips(skipped), last_facts, m.updated_date)
+    report = Report(unique(findings, lambda f: (f.id, f.title, f.line)), unique(skipped, lambda s: (s.id, s.reason)),
+                    last_facts, m.updated_date)
     report.extra["stages"] = stage_docs
     return report
 
@@ -1002,26 +1003,3 @@ def _line_for(f: Finding, lines: Mapping[str, int], st: Stage) -> int:
         if key in text and name in lines:
             return lines[name]
     return st.line
-
-
-def _dedupe(findings: list[Finding]) -> list[Finding]:
-    out: list[Finding] = []
-    seen: set[tuple[str, str, int | None]] = set()
-    for f in findings:
-        key = (f.id, f.title, f.line)
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append(f)
-    return out
-
-
-def _dedupe_skips(skips: list[Skip]) -> list[Skip]:
-    out: list[Skip] = []
-    seen: set[tuple[str, str]] = set()
-    for s in skips:
-        if (s.id, s.reason) in seen:
-            continue
-        seen.add((s.id, s.reason))
-        out.append(s)
-    return out

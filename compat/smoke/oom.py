@@ -45,17 +45,10 @@ def parse_oom_kill(text: str) -> Optional[int]:
 
 def cgroup_paths(proc_self_cgroup: str) -> tuple[Optional[str], Optional[str]]:
     """(v2 path, v1 memory path) from /proc/self/cgroup: lines `0::/path` and `N:memory:/path`."""
-    v2 = v1 = None
-    for line in proc_self_cgroup.splitlines():
-        parts = line.strip().split(":", 2)
-        if len(parts) != 3:
-            continue
-        hid, controllers, path = parts
-        if hid == "0" and controllers == "":
-            v2 = path
-        elif "memory" in controllers.split(","):
-            v1 = path
-    return v2, v1
+    from compat.probes.resources import parse_proc_cgroup
+
+    parsed = parse_proc_cgroup(proc_self_cgroup)
+    return parsed["v2"], parsed["v1"].get("memory")
 
 
 def counter_files(proc_self_cgroup: str, root: Path = CGROUP_ROOT) -> list[Path]:
