@@ -361,6 +361,10 @@ def check_driver_cuda(ctx: Ctx) -> Iterator[Result]:
         yield Skip(DRIVER_CUDA, "no CUDA runtime known (give --torch, --tensorflow or --cuda)")
         return
     if ctx.driver is None:
+        dc = ctx.facts.get("driver_cuda")
+        if dc is not None and dc.value:
+            yield from _driver_cuda_only(ctx, rts, Version(dc.value), dc.raw or dc.value)
+            return
         reason = ctx.facts.reason("driver") or "no NVIDIA driver version (give --driver)"
         yield Skip(DRIVER_CUDA, reason)
         return
@@ -400,6 +404,32 @@ def check_driver_cuda(ctx: Ctx) -> Iterator[Result]:
                 "toolkit cannot be JIT-compiled (CUDA_ERROR_UNSUPPORTED_PTX_VERSION) and some newer APIs "
                 "return cudaErrorCallRequiresNewerDriver.",
                 (drv_fix,), facts, group="driver")
+
+
+def _driver_cuda_only(ctx: Ctx, rts: list[Runtime], driver_cuda: Version, raw: str) -> Iterator[Result]:
+    """Only the driver's own CUDA version is known (nvidia-smi's "CUDA Version", a log's "found version 11040")."""
+    for rt in rts:
+        facts = {"driver_cuda": raw, "cuda": rt.cuda_raw}
+        if rt.cuda.release[0] > driver_cuda.release[0]:
+            floor_row = ctx.m.minor_compat.get(rt.cuda.release[0])
+            floor = floor_row.floor.get(ctx.driver_os()) if floor_row else None
+            yield Finding(
+                DRIVER_CUDA, "error", f"The driver supports CUDA {raw}, too old for CUDA {rt.cuda_raw} ({rt.who})",
+                f"{rt.who} uses the CUDA {rt.cuda_raw} runtime ({rt.how}); the installed driver supports CUDA {raw} at "
+                f"most, and a CUDA {rt.cuda.release[0]}.x runtime needs a CUDA {rt.cuda.release[0]} driver"
+                + (f" (≥ {floor})" if floor else "") + ".",
+                (Fix(f"Install an NVIDIA driver for CUDA {rt.cuda.release[0]}.x" + (f" (≥ {floor})" if floor else "")),),
+                facts, group="driver")
+        elif rt.cuda.release[:2] > driver_cuda.release[:2]:
+            yield Finding(
+                DRIVER_CUDA, "warning", f"The driver supports CUDA {raw}; CUDA {rt.cuda_raw} ({rt.who}) needs "
+                "minor-version compatibility",
+                f"{rt.who} uses CUDA {rt.cuda_raw}, newer than the driver's CUDA {raw}. It runs only under "
+                "minor-version compatibility (no PTX JIT of newer code, some APIs unavailable). The driver version "
+                "itself is unknown, so compat cannot say more.",
+                (Fix("Give the driver version for a precise answer", "compat check --driver $(nvidia-smi "
+                     "--query-gpu=driver_version --format=csv,noheader | head -1)"),),
+                facts, group="driver")
 
 
 def check_toolkit_arch(ctx: Ctx) -> Iterator[Result]:

@@ -232,3 +232,19 @@ def test_require_gpu_without_gpus(matrix) -> None:  # type: ignore[no-untyped-de
     report = resolve(facts, matrix, require_gpu=True)
     assert severity(report, R.GPU_REQUIRED) == "error"
     assert severity(resolve(facts, matrix), R.GPU_REQUIRED) is None
+
+
+# Only the driver's CUDA version known (nvidia-smi "CUDA Version: 11.4", a log's "found version 11040").
+DRIVER_CUDA_ONLY = [("12.1", "11.4", "error"), ("11.8", "11.4", "warning"), ("11.4", "11.4", None),
+                    ("12.4", "12.8", None), ("13.0", "12.9", "error")]
+
+
+@pytest.mark.parametrize(("cuda", "driver_cuda", "expected"), DRIVER_CUDA_ONLY,
+                         ids=[f"cuda{c}-drivercuda{d}" for c, d, _ in DRIVER_CUDA_ONLY])
+def test_driver_cuda_version_only(matrix, cuda: str, driver_cuda: str, expected: Optional[str]) -> None:  # type: ignore[no-untyped-def]
+    from compat.facts import Facts, make_fact
+    from compat.resolver import resolve
+
+    facts = Facts(values={"os": make_fact("os", "linux", "x"), "cuda": make_fact("cuda", cuda, "x"),
+                          "driver_cuda": make_fact("driver_cuda", driver_cuda, "log")})
+    assert severity(resolve(facts, matrix), R.DRIVER_CUDA) == expected
