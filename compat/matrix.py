@@ -59,6 +59,9 @@ class CCRow:
     deprecated: Version | None
     removed: Version | None
     source: str
+    last_driver: int | None = None
+    """The last driver branch (e.g. 470) that supports GPUs of this compute capability; None: still supported."""
+    last_driver_source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -495,10 +498,20 @@ def _parse_cuda(doc: Any, p: _Problems) -> tuple[list[CudaRelease], dict[int, Mi
             s = _str_field(row, key, w, p, required=False)
             vals[key] = _try(lambda s: parse_dotted(s, "CUDA version"), s, w, key, p)
         src = _source(row, w, p)
+        last = _str_field(row, "last_driver", w, p, required=False)
+        last_branch: int | None = None
+        if last is not None:
+            if not last.isdigit():
+                p.add(w, f"'last_driver' must be a driver branch number like \"470\", got {last!r}")
+            else:
+                last_branch = int(last)
+                if not str(row.get("last_driver_source", "")).startswith("http"):
+                    p.add(w, "'last_driver' needs 'last_driver_source'")
         if cc is not None:
             if vals["added"] and vals["removed"] and vals["removed"] <= vals["added"]:
                 p.add(w, "'removed' is not after 'added'")
-            ccs.append(CCRow(cc, vals["added"], vals["deprecated"], vals["removed"], src))
+            ccs.append(CCRow(cc, vals["added"], vals["deprecated"], vals["removed"], src, last_branch,
+                             row.get("last_driver_source")))
     releases.sort(key=lambda r: r.version)
     ccs.sort(key=lambda r: r.cc)
     return releases, minor, ccs

@@ -29,11 +29,12 @@ CPU_BUILD = "framework.cpu-build"
 UNKNOWN_VERSION = "matrix.unknown-version"
 UNKNOWN_GPU = "gpu.unknown"
 GPU_REQUIRED = "gpu.required"
+DRIVER_GPU = "driver.gpu-support"
 KNOWN_ISSUE = "known"
 
 CHECK_IDS = (
     DRIVER_CUDA, TOOLKIT_ARCH, WHEEL_ARCH, PYTHON_FRAMEWORK, TF_CUDA, TF_CUDNN, TF_WINDOWS, TORCH_VARIANT,
-    CUDNN_CUDA, CUDNN_ARCH, CUDNN_DRIVER, CPU_BUILD, UNKNOWN_VERSION, UNKNOWN_GPU, GPU_REQUIRED,
+    CUDNN_CUDA, CUDNN_ARCH, CUDNN_DRIVER, CPU_BUILD, UNKNOWN_VERSION, UNKNOWN_GPU, GPU_REQUIRED, DRIVER_GPU,
 )
 
 Result = Union[Finding, Skip]
@@ -430,6 +431,32 @@ def _driver_cuda_only(ctx: Ctx, rts: list[Runtime], driver_cuda: Version, raw: s
                 (Fix("Give the driver version for a precise answer", "compat check --driver $(nvidia-smi "
                      "--query-gpu=driver_version --format=csv,noheader | head -1)"),),
                 facts, group="driver")
+
+
+def check_driver_gpu(ctx: Ctx) -> Iterator[Result]:
+    """A driver branch newer than the last one that supports the GPU's architecture (Kepler after R470, …)."""
+    ccs = [g for g in (ctx.gpus or []) if g.cc is not None]
+    if ctx.driver is None or not ccs or ctx.os == "macos":
+        return
+    branch = ctx.driver.release[0]
+    for g in ccs:
+        assert g.cc is not None
+        row = ctx.m.cc_row(g.cc)
+        if row is None or row.last_driver is None or branch <= row.last_driver:
+            continue
+        newest = [r for r in ctx.m.cuda_releases if any(
+            d is not None and Version(d).release[0] <= row.last_driver for d in r.min_driver.values())]
+        cuda_max = max(newest, key=lambda r: r.version).raw if newest else None
+        yield Finding(
+            DRIVER_GPU, "error",
+            f"Driver {ctx.driver_raw} does not support {g.label} ({g.cc.sm})",
+            f"NVIDIA's last driver branch for compute capability {g.cc} is R{row.last_driver}; driver "
+            f"{ctx.driver_raw} (R{branch}) does not drive {g.label}, so nvidia-smi and every framework see no GPU "
+            f"(source: {row.last_driver_source}).",
+            (Fix(f"Install the R{row.last_driver} driver branch" +
+                 (f" (it runs CUDA up to {cuda_max})" if cuda_max else "")),
+             Fix("Or move to a GPU that current drivers support")),
+            {"driver": ctx.driver_raw, "cc": str(g.cc)}, group="driver")
 
 
 def check_toolkit_arch(ctx: Ctx) -> Iterator[Result]:
@@ -850,6 +877,7 @@ def check_known_issues(ctx: Ctx, prior: list[Finding] | None = None) -> Iterator
 
 CHECKS: tuple[Callable[[Ctx], Iterator[Result]], ...] = (
     check_required_gpu,
+    check_driver_gpu,
     check_torch_variant,
     check_driver_cuda,
     check_wheel_arch,

@@ -12,7 +12,8 @@ from packaging.version import Version
 
 from compat.facts import Facts
 from compat.matrix import Matrix, TfRelease, TorchRelease, TorchVariant
-from compat.resolver import Ctx, arch_support, build_context, driver_can_run, driver_requirement
+from compat.findings import Finding
+from compat.resolver import Ctx, arch_support, build_context, check_driver_gpu, driver_can_run, driver_requirement
 from compat.versions import CC, major_minor
 
 
@@ -222,9 +223,25 @@ def suggest_tf(ctx: Ctx, want_gpu: bool) -> tuple[Optional[Pick], list[dict[str,
 def suggest(facts: Facts, m: Matrix) -> Suggestion:
     ctx = build_context(facts, m)
     want_gpu = bool(ctx.gpus) or ctx.driver is not None
+    # A driver branch that no longer drives this GPU blocks everything: answer for the branch that does.
+    unsupported = [f for f in check_driver_gpu(ctx) if isinstance(f, Finding)]
+    first: list[dict[str, str]] = []
+    branch_note = ""
+    if unsupported:
+        first = [{"what": "every GPU build", "why": f"{unsupported[0].title}: {unsupported[0].fixes[0].text}"}]
+        # Answer for the newest driver of the last branch that supports the GPU (as far as the matrix knows it).
+        last = min(r.last_driver for g in _ccs(ctx) if (r := m.cc_row(g)) is not None and r.last_driver is not None)
+        known = [(Version(d), d) for r in m.cuda_releases for d in r.min_driver.values()
+                 if d is not None and Version(d).release[0] <= last]
+        best = max(known) if known else None
+        ctx.driver, ctx.driver_raw = (best[0], best[1]) if best else (None, None)
+        branch_note = f" (after switching to the R{last} driver branch)"
     t, tb, tr = suggest_torch(ctx, want_gpu)
     f, fb, fr = suggest_tf(ctx, want_gpu)
-    s = Suggestion(t, f, tb + fb)
+    for pick in (t, f):
+        if pick is not None and branch_note:
+            pick.reason += branch_note
+    s = Suggestion(t, f, first + tb + fb)
     if t is None and tr:
         s.unavailable["torch"] = tr
     if f is None and fr:

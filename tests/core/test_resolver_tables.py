@@ -248,3 +248,25 @@ def test_driver_cuda_version_only(matrix, cuda: str, driver_cuda: str, expected:
     facts = Facts(values={"os": make_fact("os", "linux", "x"), "cuda": make_fact("cuda", cuda, "x"),
                           "driver_cuda": make_fact("driver_cuda", driver_cuda, "log")})
     assert severity(resolve(facts, matrix), R.DRIVER_CUDA) == expected
+
+
+# NVIDIA "CUDA Toolkit, Driver, and Architecture Matrix": last driver branch per architecture
+# (Kepler R470; Maxwell, Pascal, Volta R580; Fermi R390).
+DRIVER_GPU = [
+    ("470.82.01", "Tesla K80", None),
+    ("535.104.05", "Tesla K80", "error"),
+    ("580.65.06", "Tesla V100-SXM2-16GB", None),
+    ("590.44.01", "Tesla V100-SXM2-16GB", "error"),
+    ("590.44.01", "NVIDIA GeForce GTX 1080", "error"),
+    ("590.44.01", "Tesla T4", None),
+    ("595.45.04", "NVIDIA H100 80GB HBM3", None),
+]
+
+
+@pytest.mark.parametrize(("driver", "gpu", "expected"), DRIVER_GPU, ids=[f"{d}-{g}" for d, g, _ in DRIVER_GPU])
+def test_driver_branch_supports_gpu(matrix, driver: str, gpu: str, expected: Optional[str]) -> None:  # type: ignore[no-untyped-def]
+    report = check(matrix, driver=driver, gpu=gpu)
+    assert severity(report, R.DRIVER_GPU) == expected
+    if expected:
+        f = next(f for f in report.findings if f.id == R.DRIVER_GPU)
+        assert "R470" in f.fixes[0].text or "R580" in f.fixes[0].text

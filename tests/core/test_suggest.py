@@ -84,3 +84,10 @@ def test_cli_json(run) -> None:  # type: ignore[no-untyped-def]
     assert set(doc["torch"]) == {"version", "variant", "command", "reason"}
     bad = run("suggest", "--driver", "x", "--no-probe")
     assert bad.code == 2 and bad.err.count("\n") == 1
+
+
+def test_driver_branch_that_no_longer_drives_the_gpu(matrix) -> None:  # type: ignore[no-untyped-def]
+    # NVIDIA's architecture matrix: Kepler's last driver branch is R470.
+    s = _s(matrix, driver="535.104.05", gpu="Tesla K80", python="3.9")
+    assert s.blocked[0]["what"] == "every GPU build" and "R470" in s.blocked[0]["why"]
+    assert s.torch is not None and s.torch.variant == "cu118" and "R470" in s.torch.reason

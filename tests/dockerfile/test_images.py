@@ -84,8 +84,11 @@ def test_pytorch_images(raw: dict[str, Any]) -> None:
 def test_ngc_known_and_unknown(raw: dict[str, Any]) -> None:
     st = infer(parse_ref("nvcr.io/nvidia/pytorch:24.05-py3"), raw)
     assert (st.kind, st.cuda, st.cudnn, st.python) == ("ngc-pytorch", "12.4.1", "9.1", "3.10")
-    tf = infer(parse_ref("nvcr.io/nvidia/tensorflow:24.01-tf2-py3"), raw)
-    assert tf.kind == "ngc-tensorflow" and tf.cuda == "12.3.2"
+    tf = infer(parse_ref("nvcr.io/nvidia/tensorflow:24.02-tf2-py3"), raw)
+    assert (tf.kind, tf.cuda, tf.cudnn, tf.min_driver) == ("ngc-tensorflow", "12.3.2", "9.0", "545")
+    # a release whose notes were not verified is not guessed from its neighbours
+    unverified = infer(parse_ref("nvcr.io/nvidia/tensorflow:24.01-tf2-py3"), raw)
+    assert not unverified.known and "24.01" in unverified.reason
     old = infer(parse_ref("nvcr.io/nvidia/pytorch:19.01-py3"), raw)
     assert not old.known and "19.01" in old.reason
 
