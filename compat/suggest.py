@@ -11,9 +11,16 @@ from typing import Any, Optional
 from packaging.version import Version
 
 from compat.facts import Facts
-from compat.matrix import Matrix, TfRelease, TorchRelease, TorchVariant
 from compat.findings import Finding
-from compat.resolver import Ctx, arch_support, build_context, check_driver_gpu, driver_can_run, driver_requirement
+from compat.matrix import Matrix, TfRelease, TorchRelease, TorchVariant
+from compat.resolver import (
+    Ctx,
+    arch_support,
+    build_context,
+    check_driver_gpu,
+    driver_can_run,
+    driver_requirement,
+)
 from compat.versions import CC, major_minor
 
 

@@ -28,9 +28,35 @@ def register(app: typer.Typer) -> None:
         python: Optional[str] = typer.Option(None, "--python", metavar="PATH",
                                              help="Train with this interpreter instead of compat's own."),
         json_out: bool = JSON_OPT,
+        distributed: bool = typer.Option(
+            False, "--distributed",
+            help="DistributedDataParallel across all local GPUs (NCCL), one process per rank; 2 CPU ranks (gloo) "
+                 "when there is no GPU."),
+        nproc: Optional[int] = typer.Option(
+            None, "--nproc", metavar="N", help="With --distributed: ranks to start (default: one per GPU, 2 on CPU)."),
     ) -> None:
         """Train a tiny CNN for a few steps in an isolated child process: a crash is a diagnosis, not a dead terminal."""
+        from compat.errors import InputError
         from compat.smoke import SmokeOptions, render_text, run_smoke
+
+        if distributed:
+            from compat.smoke.distributed import exit_code, run_distributed_result
+            from compat.smoke.distributed import render_text as distributed_text
+
+            if framework not in ("auto", "torch"):
+                raise InputError("--distributed trains with PyTorch: use --framework torch (or auto)")
+            if amp or find_max_batch:
+                raise InputError("--amp and --find-max-batch do not apply to --distributed")
+            dist = run_distributed_result(nproc, device, timeout, steps, python=python, batch_size=batch_size)
+            if json_out:
+                from compat.render import dumps
+
+                sys.stdout.write(dumps(dist.to_json()) + "\n")
+            else:
+                sys.stdout.write(distributed_text(dist, sys.stdout))
+            raise typer.Exit(exit_code(dist.to_json()))
+        if nproc is not None:
+            raise InputError("--nproc needs --distributed")
 
         options = SmokeOptions(framework=framework, device=device, steps=steps, batch_size=batch_size, amp=amp,
                                find_max_batch=find_max_batch, timeout=timeout, python=python).validate()

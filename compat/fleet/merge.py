@@ -1,0 +1,112 @@
+"""`compat fleet merge`: doctor reports gathered by any scheduler (Slurm, Kubernetes jobs, ssh loops) -> NodeInputs.
+
+A file may hold one JSON document, several concatenated, or JSON lines. A malformed file is an InputError (exit 2,
+one line naming the file); a node reported twice is not an error: the first report is kept and the duplicate is
+listed in the fleet report (a warning).
+
+Slurm, one report per node into a shared directory, then the fleet report:
+
+    srun --ntasks-per-node=1 --output='reports/%N.json' --error='reports/%N.err' compat doctor --json --no-smoke
+    compat fleet merge reports/*.json
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from compat.errors import InputError
+from compat.fleet.report import NodeInput
+
+MAX_BYTES = 256 * 1024 * 1024
+REQUIRED = (("facts", dict), ("findings", list), ("verdict", str))
+
+
+def iter_documents(text: str, origin: str) -> Iterator[tuple[int, Any]]:
+    """(line number, JSON value) for each document in `text`: one, concatenated, or JSON lines."""
+    dec = json.JSONDecoder()
+    pos = 0
+    n = len(text)
+    while True:
+        while pos < n and text[pos] in " \t\r\n\ufeff":
+            pos += 1
+        if pos >= n:
+            return
+        line = text.count("\n", 0, pos) + 1
+        try:
+            value, end = dec.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{origin}: not JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        yield line, value
+        pos = end
+
+
+def check_report(doc: Any, where: str) -> Mapping[str, Any]:
+    """The document, if it is a `compat doctor --json` report; InputError naming `where` otherwise."""
+    if not isinstance(doc, dict):
+        raise InputError(f"{where}: not a compat doctor report (a JSON {type(doc).__name__}, expected an object)")
+    if doc.get("schema_version") != 1:
+        raise InputError(f"{where}: not a compat doctor report of schema_version 1 "
+                         f"(schema_version is {doc.get('schema_version')!r})")
+    for key, kind in REQUIRED:
+        if not isinstance(doc.get(key), kind):
+            raise InputError(f"{where}: not a compat doctor report (no {key!r} {'object' if kind is dict else kind.__name__})")
+    if "nodes" in doc and "groups" in doc:
+        raise InputError(f"{where}: this is a fleet report, not a doctor report")
+    return doc
+
+
+def read_reports(path: str) -> list[tuple[str, Mapping[str, Any]]]:
+    """(where, document) for each report in the file; InputError (one line) for anything malformed."""
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_BYTES:
+            raise InputError(f"{path}: {size} bytes is too large for doctor reports")
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8", errors="replace")
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory (give the report files, e.g. {path.rstrip('/')}/*.json)") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    docs = list(iter_documents(text, path))
+    if not docs:
+        raise InputError(f"{path}: empty (no JSON document)")
+    multi = len(docs) > 1
+    return [(f"{path}:{line}" if multi else path, check_report(doc, f"{path}:{line}" if multi else path))
+            for line, doc in docs]
+
+
+def node_name(doc: Mapping[str, Any], path: str, index: int, count: int) -> str:
+    """The host the doctor recorded; else the file's name (with the document's number when the file has several)."""
+    host = doc.get("host")
+    if isinstance(host, str) and host.strip():
+        return host.strip()
+    stem = os.path.basename(path)
+    for ext in (".jsonl", ".json", ".out", ".txt"):
+        if stem.endswith(ext):
+            stem = stem[: -len(ext)]
+            break
+    return f"{stem}#{index + 1}" if count > 1 else (stem or path)
+
+
+def merge_inputs(paths: Sequence[str]) -> tuple[list[NodeInput], list[dict[str, Any]]]:
+    """(one NodeInput per node, duplicates). Every file is read and checked before anything is reported."""
+    if not paths:
+        raise InputError("give at least one doctor report file")
+    seen: dict[str, NodeInput] = {}
+    dups: dict[str, list[str]] = {}
+    for path in paths:
+        reports = read_reports(path)
+        for i, (where, doc) in enumerate(reports):
+            name = node_name(doc, path, i, len(reports))
+            if name in seen:
+                dups.setdefault(name, [seen[name].source]).append(where)
+                continue
+            seen[name] = NodeInput(name=name, source=where, status="reported", doc=doc)
+    duplicates = [{"name": n, "sources": srcs} for n, srcs in sorted(dups.items())]
+    return list(seen.values()), duplicates
+
+
+__all__ = ["check_report", "iter_documents", "merge_inputs", "node_name", "read_reports"]
