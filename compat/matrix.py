@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
@@ -420,21 +420,14 @@ class Matrix:
 
     # -- frameworks
     def torch_release(self, v: Version) -> TorchRelease | None:
-        public = Version(v.public)
-        for r in self.torch:
-            if r.version == public:
-                return r
-        return None
+        """The release row of `v` (a local label such as +cu124 names a variant, not a release)."""
+        return _by_public_version(self.torch, v)
 
     def newest_torch(self) -> Version | None:
         return max((r.version for r in self.torch), default=None)
 
     def tf_release(self, v: Version) -> TfRelease | None:
-        public = Version(v.public)
-        for r in self.tensorflow:
-            if r.version == public:
-                return r
-        return None
+        return _by_public_version(self.tensorflow, v)
 
     def newest_tensorflow(self) -> Version | None:
         return max((r.version for r in self.tensorflow), default=None)
@@ -448,6 +441,14 @@ class Matrix:
             "gpu": [g.name for g in self.gpus],
         }.get(subject, [])
         return difflib.get_close_matches(key, keys, n=n, cutoff=0.3)
+
+
+R = TypeVar("R", TorchRelease, TfRelease)
+
+
+def _by_public_version(rows: Sequence[R], v: Version) -> R | None:
+    public = Version(v.public)
+    return next((r for r in rows if r.version == public), None)
 
 
 # ------------------------------------------------------------------ parsing each file
