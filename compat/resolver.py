@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Callable, Union
 
-from packaging.version import Version
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 from compat.facts import Facts
 from compat.findings import Finding, Fix, Report, Skip, unique
 from compat.matrix import CudaRelease, CudnnPackage, Matrix, TfRelease, TorchRelease, TorchVariant
-from compat.versions import CC, Arch, major_minor, parse_arch, parse_cc, parse_python
+from compat.versions import CC, Arch, major_minor, parse_arch, parse_cc, parse_python, python_wheel_tag
 
 # Stable check ids. Never renumber or rename: users' scripts select on them.
 DRIVER_CUDA = "driver.cuda"
@@ -38,6 +40,12 @@ CHECK_IDS = (
 )
 
 Result = Union[Finding, Skip]
+
+# Tegra (Jetson) compute capabilities: cubins are not binary compatible across minor revisions on Tegra, nor
+# between desktop and Tegra ("Binary compatibility is supported only for the desktop. It is not supported for
+# Tegra."): https://docs.nvidia.com/cuda/cuda-c-programming-guide/#binary-compatibility. 3.2 TK1, 5.3 TX1/Nano,
+# 6.2 TX2, 7.2 Xavier, 8.7 Orin, 10.1 Thor (CUDA 12.x; 11.0 from CUDA 13): https://developer.nvidia.com/cuda-gpus
+TEGRA_CCS = frozenset({CC(3, 2), CC(5, 3), CC(6, 2), CC(7, 2), CC(8, 7), CC(10, 1), CC(11, 0)})
 
 
 @dataclass(frozen=True)
@@ -66,7 +74,7 @@ class Torch:
     cuda: str | None
     cudnn: str | None
     archs: tuple[Arch, ...] | None
-    build: str | None  # "cuda" | "cpu" | "rocm" | None
+    build: str | None  # "cuda" | "cpu" | "rocm" | "xpu" | None (unknown, e.g. NGC's +<git hash> label)
 
     @property
     def label(self) -> str:
@@ -101,6 +109,8 @@ class Ctx:
     torch: Torch | None
     tf: Tf | None
     notes: list[Finding] = field(default_factory=list)
+    python_tag: str | None = None
+    """The Python the wheel lists name: "3.13", or "3.13t" for free-threaded CPython (its own cp313t wheels)."""
 
     @property
     def gpu_present(self) -> bool | None:
@@ -137,6 +147,22 @@ def _unknown(m: Matrix, what: str, raw: str, newest: Version | None, file: str, 
                    {fact: raw})
 
 
+_CU_TAG = re.compile(r"^cu(\d+)(\d)$")
+
+
+def _tag_build(tag: str) -> str | None:
+    """The build kind a wheel's local label names; None for labels that are not PyTorch wheel tags."""
+    if _CU_TAG.match(tag):
+        return "cuda"
+    if tag == "cpu":
+        return "cpu"
+    if tag.startswith("rocm"):
+        return "rocm"
+    if tag == "xpu":
+        return "xpu"
+    return None
+
+
 def _build_torch(ctx: Ctx) -> None:
     f = ctx.facts.get("torch")
     if f is None or f.value is None:
@@ -144,13 +170,17 @@ def _build_torch(ctx: Ctx) -> None:
     v = Version(f.value)
     rel = ctx.m.torch_release(v)
     build_fact = ctx.facts.get("torch_build")
-    tag = v.local
+    # The variant is the label's first segment: `+cpu.cxx11.abi` is the cpu variant built with the new C++ ABI.
+    tag = v.local.split(".")[0] if v.local else None
     if tag is None and rel is not None:
         tag = {"windows": rel.pypi_default_windows, "macos": "cpu"}.get(ctx.os or "linux", rel.pypi_default)
     variant = rel.variant(tag) if rel is not None and tag else None
     t = Torch(f.raw or "", v, rel, variant, tag, None, None, None, build_fact.raw if build_fact else None)
     if variant is not None:
         t.cuda, t.cudnn, t.archs = variant.cuda, variant.cudnn, variant.archs
+    elif rel is None and tag is not None and (cu := _CU_TAG.match(tag)):
+        # A release the matrix does not know (nightly, newer): its +cuXY label still names the CUDA runtime.
+        t.cuda = f"{int(cu.group(1))}.{cu.group(2)}"
     # Facts measured from the real build win over the matrix.
     for name, attr in (("torch_cuda", "cuda"), ("torch_cudnn", "cudnn")):
         pf = ctx.facts.get(name)
@@ -160,7 +190,7 @@ def _build_torch(ctx: Ctx) -> None:
     if af is not None and af.value:
         t.archs = tuple(parse_arch(a) for a in af.value.split())
     if t.build is None and tag:
-        t.build = "cuda" if tag.startswith("cu") else ("rocm" if tag.startswith("rocm") else "cpu")
+        t.build = _tag_build(tag)
     ctx.torch = t
     if rel is None and ctx.facts.get("torch_cuda") is None:
         ctx.notes.append(_unknown(ctx.m, "PyTorch", f.raw or "", ctx.m.newest_torch(), "pytorch.yaml", "torch"))
@@ -226,7 +256,7 @@ def build_context(facts: Facts, m: Matrix, require_gpu: bool = False) -> Ctx:
         facts=facts, m=m, require_gpu=require_gpu, os=os_f.value if os_f else None,
         driver=_v(facts, "driver"), driver_raw=drv.raw if drv else None, gpus=None,
         python=parse_python(py.raw) if py and py.raw else None, cuda=_v(facts, "cuda"), cudnn=_v(facts, "cudnn"),
-        torch=None, tf=None,
+        torch=None, tf=None, python_tag=python_wheel_tag(py.raw) if py and py.raw else None,
     )
     _build_gpus(ctx)
     _build_torch(ctx)
@@ -278,6 +308,10 @@ def driver_can_run(m: Matrix, driver: Version, cuda: Version, os_name: str) -> s
     floor, own, _ = driver_requirement(m, cuda, os_name)
     if floor is None and own is None:
         return None
+    if own is not None and driver >= Version(own):
+        # A driver that meets the release's own minimum runs it, even below its major's minor-version floor
+        # (CUDA 11.0 shipped with 450.51.05 < the 11.x floor 450.80.02: footnote to Table 2 of the release notes).
+        return "ok"
     if floor is not None and driver < Version(floor):
         return "no"
     if own is not None and driver < Version(own):
@@ -304,7 +338,7 @@ def _variant_commands(ctx: Ctx, want: Callable[[TorchVariant], bool], limit: int
         fixes.extend(cmd(rel, v) for v in cands[:limit])
     if not fixes:
         for r in sorted(ctx.m.torch, key=lambda r: r.version, reverse=True):
-            if ctx.python is not None and major_minor(ctx.python) not in r.python:
+            if ctx.python_tag is not None and ctx.python_tag not in r.python:
                 continue
             cands = [v for v in r.variants if v.is_cuda and want(v)]
             if cands:
@@ -318,16 +352,18 @@ def _variant_commands(ctx: Ctx, want: Callable[[TorchVariant], bool], limit: int
 def arch_support(archs: tuple[Arch, ...], cc: CC) -> tuple[str, Arch | None]:
     """How `cc` runs code built for `archs`: ('sass', a), ('ptx', a) or ('none', None).
 
-    SASS (sm_XY) runs on the same major with an equal or higher minor; sm_XYa only on exactly XY.
+    SASS (sm_XY) runs on the same major with an equal or higher minor; sm_XYa only on exactly XY; on Tegra
+    (and between Tegra and desktop GPUs) SASS runs only on exactly XY.
     PTX (compute_XY) is JIT-compiled by the driver for any GPU of compute capability >= X.Y.
     https://docs.nvidia.com/cuda/cuda-c-programming-guide/#binary-compatibility
     """
     for a in archs:
         if a.kind != "sm":
             continue
-        if a.suffix == "a" and a.cc == cc:
+        if a.cc == cc:
             return "sass", a
-        if a.suffix != "a" and a.cc.major == cc.major and a.cc.minor <= cc.minor:
+        if a.suffix != "a" and a.cc.major == cc.major and a.cc.minor <= cc.minor \
+                and a.cc not in TEGRA_CCS and cc not in TEGRA_CCS:
             return "sass", a
     ptx = [a for a in archs if a.kind == "compute" and a.suffix == "" and a.cc <= cc]
     if ptx:
@@ -359,7 +395,16 @@ def check_driver_cuda(ctx: Ctx) -> Iterator[Result]:
             yield Skip(DRIVER_CUDA, "macOS has no NVIDIA CUDA driver")
         return
     if not rts:
-        yield Skip(DRIVER_CUDA, "no CUDA runtime known (give --torch, --tensorflow or --cuda)")
+        fws = [(w, fw.build) for w, fw in ((ctx.torch.label if ctx.torch else "", ctx.torch),
+                                           (f"TensorFlow {ctx.tf.raw}" if ctx.tf else "", ctx.tf)) if fw is not None]
+        unknown = [w for w, b in fws if b in (None, "cuda")]
+        if unknown:
+            reason = f"the CUDA runtime of {' and '.join(unknown)} is not in the matrix (give --cuda)"
+        elif fws:
+            reason = f"{' and '.join(w for w, _ in fws)}: not a CUDA build, no CUDA runtime to check (give --cuda)"
+        else:
+            reason = "no CUDA runtime known (give --torch, --tensorflow or --cuda)"
+        yield Skip(DRIVER_CUDA, reason)
         return
     if ctx.driver is None:
         dc = ctx.facts.get("driver_cuda")
@@ -387,7 +432,8 @@ def check_driver_cuda(ctx: Ctx) -> Iterator[Result]:
                 fixes += _variant_commands(ctx, _runs_under(ctx, ctx.driver, os_name))
             major = rt.cuda.release[0]
             floor_txt = (f"; CUDA {major}.x needs at least {floor} even under minor-version compatibility"
-                         if ctx.m.minor_compat.get(major) else "")
+                         if ctx.m.minor_compat.get(major) and floor and (own is None or Version(floor) < Version(own))
+                         else "")
             yield Finding(
                 DRIVER_CUDA, "error",
                 f"Driver {_fmt_driver(ctx.driver_raw)} is too old for CUDA {rt.cuda_raw} ({rt.who})",
@@ -508,7 +554,9 @@ def _wheel_arch_one(ctx: Ctx, who: str, cuda: str | None, archs: tuple[Arch, ...
         assert arch is not None
         if ctx.driver is not None and cuda is not None:
             state = driver_can_run(ctx.m, ctx.driver, Version(cuda), ctx.driver_os())
-            if state in ("no", "minor"):
+            # "no": driver.cuda already reports this driver as too old for the runtime (one cause, one error);
+            # with the driver it asks for, the PTX JIT below works.
+            if state == "minor":
                 yield Finding(
                     WHEEL_ARCH, "error",
                     f"{who} has no kernels for {g.label} ({g.cc.sm}) and the driver cannot JIT its PTX",
@@ -542,7 +590,7 @@ def check_wheel_arch(ctx: Ctx) -> Iterator[Result]:
     """3. GPU compute capability vs the architectures compiled into a framework build."""
     ccs = [g for g in (ctx.gpus or []) if g.cc is not None]
     frameworks = []
-    if ctx.torch is not None and ctx.torch.build not in ("cpu", "rocm"):
+    if ctx.torch is not None and ctx.torch.build not in ("cpu", "rocm", "xpu"):
         frameworks.append("torch")
     if ctx.tf is not None and ctx.tf.build != "cpu":
         frameworks.append("tf")
@@ -580,19 +628,19 @@ def check_wheel_arch(ctx: Ctx) -> Iterator[Result]:
 def check_python(ctx: Ctx) -> Iterator[Result]:
     """4. Framework release vs Python version."""
     pairs: list[tuple[str, str, tuple[str, ...], str, list[Version]]] = []
+    py = ctx.python_tag
     if ctx.torch is not None and ctx.torch.release is not None:
         pairs.append(("PyTorch", ctx.torch.raw, ctx.torch.release.python, "torch",
-                      [r.version for r in ctx.m.torch if ctx.python and major_minor(ctx.python) in r.python]))
+                      [r.version for r in ctx.m.torch if py and py in r.python]))
     if ctx.tf is not None and ctx.tf.release is not None:
         pairs.append(("TensorFlow", ctx.tf.raw, ctx.tf.release.python, "tensorflow",
-                      [r.version for r in ctx.m.tensorflow if ctx.python and major_minor(ctx.python) in r.python]))
+                      [r.version for r in ctx.m.tensorflow if py and py in r.python]))
     if not pairs:
         yield Skip(PYTHON_FRAMEWORK, "no known framework release given (--torch, --tensorflow)")
         return
-    if ctx.python is None:
+    if py is None:
         yield Skip(PYTHON_FRAMEWORK, ctx.facts.reason("python") or "no Python version (give --python)")
         return
-    py = major_minor(ctx.python)
     for name, raw, supported, pkg, ok_versions in pairs:
         if py in supported:
             continue
@@ -620,7 +668,12 @@ def check_torch_variant(ctx: Ctx) -> Iterator[Result]:
         return
     if t.variant is None:
         tags = ", ".join(v.tag for v in t.release.variants) or "none known"
-        if t.version.local:
+        if t.version.local and t.tag and _tag_build(t.tag) not in ("cuda", "cpu"):
+            # The matrix lists CUDA and CPU wheels only; ROCm/XPU wheels and local builds are not "missing".
+            what = ("PyTorch's ROCm and XPU wheels are not in the matrix" if _tag_build(t.tag)
+                    else f"'+{t.version.local}' is not a PyTorch wheel label (a local or vendor build)")
+            yield Skip(TORCH_VARIANT, f"torch {t.raw}: {what}")
+        elif t.version.local:
             yield Finding(
                 TORCH_VARIANT, "error", f"torch {t.release.raw} has no {t.tag} build",
                 f"PyTorch publishes torch {t.release.raw} as: {tags}. There is no '+{t.tag}' wheel, so "
@@ -639,13 +692,14 @@ def check_torch_variant(ctx: Ctx) -> Iterator[Result]:
 def check_cpu_build(ctx: Ctx) -> Iterator[Result]:
     """8. A CPU-only framework build where a GPU is present or required."""
     builds = []
-    if ctx.torch is not None and ctx.torch.build == "cpu":
-        how = (f"the '+{ctx.torch.tag}' label" if ctx.torch.version.local else
+    kind = {"cpu": "CPU-only", "rocm": "ROCm (AMD GPU)", "xpu": "XPU (Intel GPU)"}
+    if ctx.torch is not None and ctx.torch.build in kind:
+        how = (f"the '+{ctx.torch.version.local}' label" if ctx.torch.version.local else
                f"PyPI's default torch wheel for {ctx.os_label()} is CPU-only" if ctx.os in ("windows", "macos")
                else "its build reports no CUDA")
-        builds.append(("PyTorch", ctx.torch.label, how))
+        builds.append(("PyTorch", ctx.torch.label, how, kind[ctx.torch.build]))
     if ctx.tf is not None and ctx.tf.build == "cpu":
-        builds.append(("TensorFlow", f"TensorFlow {ctx.tf.raw}", "its build reports no CUDA"))
+        builds.append(("TensorFlow", f"TensorFlow {ctx.tf.raw}", "its build reports no CUDA", "CPU-only"))
     if not builds:
         if ctx.torch is None and ctx.tf is None:
             yield Skip(CPU_BUILD, "no framework given (--torch, --tensorflow)")
@@ -655,7 +709,7 @@ def check_cpu_build(ctx: Ctx) -> Iterator[Result]:
         if ctx.gpu_present is None:
             yield Skip(CPU_BUILD, "unknown whether this machine has a GPU (give --gpu or --cc)")
         return
-    for name, label, how in builds:
+    for name, label, how, what in builds:
         fixes: list[Fix] = []
         if name == "PyTorch" and ctx.torch is not None and ctx.os != "macos":
             fixes = _variant_commands(ctx, lambda v: ctx.driver is None or driver_can_run(
@@ -664,9 +718,9 @@ def check_cpu_build(ctx: Ctx) -> Iterator[Result]:
             fixes = [Fix("Install the CUDA build of TensorFlow", f"pip install 'tensorflow[and-cuda]=={ctx.tf.raw}'")]  # type: ignore[union-attr]
         yield Finding(
             CPU_BUILD, "error" if (ctx.require_gpu or ctx.gpu_present) else "warning",
-            f"{label} is a CPU-only build but a GPU is {'required' if ctx.require_gpu else 'present'}",
-            f"{label} cannot use the GPU ({how}): torch.cuda.is_available() / tf.config.list_physical_devices('GPU') "
-            "report nothing and training silently runs on the CPU.",
+            f"{label} is a {what} build but a GPU is {'required' if ctx.require_gpu else 'present'}",
+            f"{label} cannot use the NVIDIA GPU ({how}): torch.cuda.is_available() / "
+            "tf.config.list_physical_devices('GPU') report nothing and training silently runs on the CPU.",
             tuple(fixes), {"framework": label}, group="frameworks")
 
 
@@ -676,7 +730,15 @@ def _tf_windows(ctx: Ctx) -> Iterator[Result]:
     if ctx.os is None:
         yield Skip(TF_WINDOWS, "operating system unknown (give --os)")
         return
-    if ctx.os != "windows" or tf.release is None or tf.release.windows_gpu is None or tf.release.windows_gpu:
+    if ctx.os != "windows":
+        return
+    if tf.release is None:
+        # "TensorFlow 2.10 was the last TensorFlow release that supported GPU on native-Windows":
+        # https://www.tensorflow.org/install/pip#windows-native. A release newer than the matrix has none either.
+        if Version(tf.version.public) < Version("2.11"):
+            yield Skip(TF_WINDOWS, f"TensorFlow {tf.raw} is not in the matrix")
+            return
+    elif tf.release.windows_gpu is None or tf.release.windows_gpu:
         return
     sev = "error" if (ctx.require_gpu or ctx.gpu_present) else "info"
     yield Finding(
@@ -740,8 +802,12 @@ def check_tensorflow(ctx: Ctx) -> Iterator[Result]:
                 {"tensorflow": tf.raw, "cudnn": str(run)}, group="frameworks")
 
 
-def _best_package(pkgs: list[CudnnPackage], cuda: Version) -> CudnnPackage:
-    """The package whose CUDA range holds `cuda` (the most specific one), else the nearest below it."""
+def _best_package(pkgs: list[CudnnPackage], cuda: Version,
+                  fits: Callable[[CudnnPackage], bool] | None = None) -> CudnnPackage:
+    """The package whose CUDA range holds `cuda` (one that `fits` this machine, else the most specific one), else
+    the nearest below it. cuDNN 9.10.2 lists two CUDA 12.x rows that both hold 12.8: CUDA 12.8-12.9 with driver
+    >= 570.26 up to SM 12.0, and CUDA 12.0-12.9 with driver >= 525.60.13 up to SM 9.0; a machine that meets either
+    row is supported (https://docs.nvidia.com/deeplearning/cudnn/latest/support-matrix/index.html)."""
     mm = cuda.release[:2]
 
     def lo(p: CudnnPackage) -> tuple[int, ...]:
@@ -752,7 +818,8 @@ def _best_package(pkgs: list[CudnnPackage], cuda: Version) -> CudnnPackage:
 
     inside = [p for p in pkgs if lo(p) <= mm <= hi(p)]
     if inside:
-        return max(inside, key=lo)
+        good = [p for p in inside if fits(p)] if fits is not None else []
+        return max(good or inside, key=lo)
     below = [p for p in pkgs if lo(p) <= mm]
     return max(below, key=hi) if below else min(pkgs, key=lo)
 
@@ -764,18 +831,34 @@ def check_cudnn(ctx: Ctx) -> Iterator[Result]:
         return
     rel = ctx.m.cudnn_release(ctx.cudnn)
     if rel is None:
-        yield Skip(CUDNN_CUDA, f"cuDNN {ctx.cudnn} is not in the matrix")
+        for check_id in (CUDNN_CUDA, CUDNN_ARCH, CUDNN_DRIVER):
+            yield Skip(check_id, f"cuDNN {ctx.cudnn} is not in the matrix")
         return
     pkgs = list(rel.packages)
     pkg = None
+    ccs = [g for g in (ctx.gpus or []) if g.cc is not None]
+
+    def fits(p: CudnnPackage) -> bool:
+        need = p.min_driver.get(ctx.driver_os())
+        return all((p.cc_min is None or c >= p.cc_min) and (p.cc_max is None or c <= p.cc_max)
+                   for c in (g.cc for g in ccs) if c is not None) and (
+            ctx.driver is None or need is None or ctx.driver >= Version(need))
+
     if ctx.cuda is None:
         yield Skip(CUDNN_CUDA, "no CUDA version given (--cuda)")
-        if len({p.cuda_major for p in pkgs}) == 1:
+        if len(pkgs) == 1:
             pkg = pkgs[0]
+        else:
+            flavours = ", ".join(sorted({f"CUDA {p.cuda_major}.x" for p in pkgs}))
+            for check_id in (CUDNN_ARCH, CUDNN_DRIVER):
+                yield Skip(check_id, f"cuDNN {rel.raw} has several packages ({flavours}); which one is unknown "
+                           "(give --cuda)")
     else:
         major = ctx.cuda.release[0]
         match = [p for p in pkgs if p.cuda_major == major]
         if not match:
+            for check_id in (CUDNN_ARCH, CUDNN_DRIVER):
+                yield Skip(check_id, f"cuDNN {rel.raw} has no build for CUDA {major}.x (see {CUDNN_CUDA})")
             majors = ", ".join(f"CUDA {p.cuda_major}.x" for p in pkgs)
             yield Finding(
                 CUDNN_CUDA, "error", f"cuDNN {rel.raw} has no build for CUDA {major}.x",
@@ -784,7 +867,7 @@ def check_cudnn(ctx: Ctx) -> Iterator[Result]:
                 (Fix(f"Install a cuDNN built for CUDA {major}.x"),), {"cudnn": rel.raw, "cuda": str(ctx.cuda)},
                 group="cuda")
         else:
-            pkg = _best_package(match, ctx.cuda)
+            pkg = _best_package(match, ctx.cuda, fits)
             if pkg.cuda_min is not None and ctx.cuda < pkg.cuda_min:
                 yield Finding(
                     CUDNN_CUDA, "error", f"cuDNN {rel.raw} needs CUDA ≥ {pkg.cuda_min}, found {ctx.cuda}",
@@ -801,9 +884,11 @@ def check_cudnn(ctx: Ctx) -> Iterator[Result]:
                     {"cudnn": rel.raw, "cuda": str(ctx.cuda)}, group="cuda")
     if pkg is None:
         return
-    ccs = [g for g in (ctx.gpus or []) if g.cc is not None]
     if not ccs:
         yield Skip(CUDNN_ARCH, "no GPU compute capability known (give --gpu or --cc)")
+    elif pkg.cc_min is None and pkg.cc_max is None:
+        yield Skip(CUDNN_ARCH, f"the matrix has no compute capability range for cuDNN {rel.raw} "
+                   f"(CUDA {pkg.cuda_major}.x; matrix updated {ctx.m.updated_for('cudnn.yaml')})")
     for g in ccs:
         assert g.cc is not None
         if pkg.cc_min is not None and g.cc < pkg.cc_min:
@@ -822,9 +907,14 @@ def check_cudnn(ctx: Ctx) -> Iterator[Result]:
                 group="cuda")
     if ctx.driver is None:
         yield Skip(CUDNN_DRIVER, ctx.facts.reason("driver") or "no NVIDIA driver version (give --driver)")
-    elif ctx.os != "macos":
+    elif ctx.os == "macos":
+        yield Skip(CUDNN_DRIVER, "macOS has no NVIDIA CUDA driver")
+    else:
         need = pkg.min_driver.get(ctx.driver_os())
-        if need is not None and ctx.driver < Version(need):
+        if need is None:
+            yield Skip(CUDNN_DRIVER, f"the matrix has no {ctx.os_label()} driver requirement for cuDNN {rel.raw} "
+                       f"(CUDA {pkg.cuda_major}.x; matrix updated {ctx.m.updated_for('cudnn.yaml')})")
+        elif ctx.driver < Version(need):
             yield Finding(
                 CUDNN_DRIVER, "error", f"cuDNN {rel.raw} needs driver ≥ {need}, found {ctx.driver_raw}",
                 f"The cuDNN support matrix lists driver ≥ {need} on {ctx.os_label()} for cuDNN {rel.raw} "
@@ -835,12 +925,31 @@ def check_cudnn(ctx: Ctx) -> Iterator[Result]:
 def check_required_gpu(ctx: Ctx) -> Iterator[Result]:
     if not ctx.require_gpu:
         return
-    if ctx.gpus is not None and not ctx.gpus:
+    if ctx.gpus is None:
+        if not ctx.facts.probes:  # with probe data the doctor's own checks say why no GPU could be listed
+            yield Skip(GPU_REQUIRED, "unknown whether this machine has a GPU (give --gpu or --cc)")
+    elif not ctx.gpus:
         reason = ctx.facts.gpus_source or "no GPU found"
         yield Finding(GPU_REQUIRED, "error", "No NVIDIA GPU, but one is required",
                       f"A GPU was required (--require-gpu) and none is visible ({reason}).",
                       (Fix("Run `compat doctor` on the machine to see why no GPU is visible", "compat doctor"),),
                       group="driver")
+
+
+def _same_facts(when: Mapping[str, SpecifierSet], facts: Mapping[str, object]) -> bool:
+    """Whether a finding rests on facts that satisfy every condition of a known issue (the same GPU, the same
+    versions): an error about one GPU must not hide a known issue of another GPU in the same machine."""
+    for k, spec in when.items():
+        raw = facts.get(k)
+        if not isinstance(raw, str):
+            return False
+        try:
+            v = Version(Version(raw).public)
+        except InvalidVersion:
+            return False
+        if v not in spec:
+            return False
+    return True
 
 
 def check_known_issues(ctx: Ctx, prior: list[Finding] | None = None) -> Iterator[Result]:
@@ -867,7 +976,7 @@ def check_known_issues(ctx: Ctx, prior: list[Finding] | None = None) -> Iterator
         if "cc" in issue.when and not any(Version(str(c)) in issue.when["cc"] for c in ccs):
             continue
         if all(values[k] in spec for k, spec in issue.when.items() if k != "cc"):
-            if any(f.severity == "error" and set(issue.when) <= set(f.facts) for f in ctx.notes + list(prior)):
+            if any(f.severity == "error" and _same_facts(issue.when, f.facts) for f in ctx.notes + list(prior)):
                 continue  # a core check already named this root cause: one cause, one error
             fixes = (Fix(issue.fix_text or "See the evidence", issue.fix_command),) if issue.fix_text else ()
             yield Finding(f"{KNOWN_ISSUE}.{issue.id}", issue.severity, issue.title,

@@ -21,7 +21,7 @@ from compat.resolver import (
     driver_can_run,
     driver_requirement,
 )
-from compat.versions import CC, major_minor
+from compat.versions import CC
 
 
 @dataclass
@@ -77,8 +77,8 @@ def _known_blocker(ctx: Ctx, framework: str, version: Version) -> Optional[str]:
 def _why_variant_fails(ctx: Ctx, r: TorchRelease, v: TorchVariant) -> Optional[str]:
     """None when variant `v` of release `r` works on this machine, else every reason it does not."""
     why: list[str] = []
-    if ctx.python is not None and major_minor(ctx.python) not in r.python:
-        why.append(f"no wheels for Python {major_minor(ctx.python)}")
+    if ctx.python_tag is not None and ctx.python_tag not in r.python:
+        why.append(f"no wheels for Python {ctx.python_tag}")
     if v.is_cuda:
         os_name = ctx.driver_os()
         if ctx.driver is not None and v.cuda:
@@ -103,11 +103,12 @@ def _why_variant_fails(ctx: Ctx, r: TorchRelease, v: TorchVariant) -> Optional[s
 
 def _driver_need(ctx: Ctx, cuda: str, os_name: str) -> str:
     floor, own, _ = driver_requirement(ctx.m, Version(cuda), os_name)
-    need = floor or own
+    # The lower of the two runs it (CUDA 11.0's own driver is below the 11.x minor-version floor).
+    need = min((d for d in (floor, own) if d is not None), key=Version, default=None)
     if need is None:
         return f"the {os_name} driver requirement of CUDA {cuda} is unknown to the matrix"
     major = Version(cuda).release[0]
-    return f"needs driver ≥ {need} (CUDA {major}.x)" if floor and major in ctx.m.minor_compat else \
+    return f"needs driver ≥ {need} (CUDA {major}.x)" if need == floor and major in ctx.m.minor_compat else \
         f"needs driver ≥ {need} (CUDA {cuda})"
 
 
@@ -170,8 +171,8 @@ def _torch_reason(ctx: Ctx, r: TorchRelease, v: TorchVariant, newest: TorchRelea
         bits.append(f"(CUDA {v.cuda}) runs on driver {ctx.driver_raw}" if ctx.driver_raw else f"(CUDA {v.cuda})")
         if _ccs(ctx):
             bits.append("with native kernels for " + ", ".join(c.sm for c in _ccs(ctx)))
-    if ctx.python is not None:
-        bits.append(f"and has Python {major_minor(ctx.python)} wheels")
+    if ctx.python_tag is not None:
+        bits.append(f"{'and ' if v.is_cuda else ''}has Python {ctx.python_tag} wheels")
     if r.version == newest.version:
         bits.append("(the newest release)")
     return " ".join(bits)
@@ -185,8 +186,8 @@ def _tf_command(r: TfRelease, gpu: bool, os_name: str) -> str:
 
 def _why_tf_fails(ctx: Ctx, r: TfRelease, gpu: bool) -> Optional[str]:
     why: list[str] = []
-    if ctx.python is not None and major_minor(ctx.python) not in r.python:
-        why.append(f"no wheels for Python {major_minor(ctx.python)}")
+    if ctx.python_tag is not None and ctx.python_tag not in r.python:
+        why.append(f"no wheels for Python {ctx.python_tag}")
     if gpu:
         if ctx.os == "windows" and r.windows_gpu is False:
             why.append("no GPU support on native Windows after TensorFlow 2.10 (use WSL2)")

@@ -113,6 +113,14 @@ def parse_python(raw: str) -> Version:
     return Version(f"{m.group(1)}.{m.group(2)}")
 
 
+def python_wheel_tag(raw: str) -> str:
+    """The Python a wheel list names: `3.13` or, for free-threaded CPython (`3.13t`), `3.13t` (own cp313t wheels)."""
+    m = _PY_RE.match(raw.strip())
+    if m is None:
+        raise InputError(f"malformed Python version {raw!r} (expected e.g. 3.11)")
+    return f"{m.group(1)}.{m.group(2)}" + ("t" if m.group(4) == "t" else "")
+
+
 def major_minor(v: Version) -> str:
     rel = v.release
     return f"{rel[0]}.{rel[1] if len(rel) > 1 else 0}"
