@@ -666,6 +666,13 @@ def check_torch_variant(ctx: Ctx) -> Iterator[Result]:
         if ctx.facts.get("torch_cuda") is None:
             yield Skip(TORCH_VARIANT, f"torch {t.raw} is not in the matrix")
         return
+    if ctx.os == "macos" and t.tag and t.tag.startswith("cu"):
+        yield Finding(
+            TORCH_VARIANT, "error", f"torch {t.raw}: there are no CUDA wheels for macOS",
+            f"PyTorch publishes only CPU/MPS wheels for macOS; a '+{t.tag}' build cannot be installed there.",
+            (Fix("Install the macOS wheel (CPU and Apple MPS)", f"pip install torch=={t.release.raw}"),),
+            {"torch": t.raw, "os": "macos"}, group="frameworks")
+        return
     if t.variant is None:
         tags = ", ".join(v.tag for v in t.release.variants) or "none known"
         if t.version.local and t.tag and _tag_build(t.tag) not in ("cuda", "cpu"):

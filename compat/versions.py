@@ -80,7 +80,7 @@ def parse_cc(raw: str) -> CC:
         raise InputError(f"malformed compute capability {raw!r} (expected MAJOR.MINOR, e.g. 8.6)")
     cc = CC(int(m.group(1)), int(m.group(2)))
     if not 1 <= cc.major <= 15:
-        raise InputError(f"compute capability {raw!r} is out of range (NVIDIA GPUs are 1.0 to 12.x)")
+        raise InputError(f"compute capability {raw!r} is out of range (expected 1.0 to 15.9)")
     return cc
 
 

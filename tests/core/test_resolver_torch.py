@@ -130,3 +130,9 @@ def test_one_root_cause_one_error(matrix) -> None:  # type: ignore[no-untyped-de
     report = check(matrix, tensorflow="2.17.0", cc="5.2")
     errors = [f for f in report.findings if f.severity == "error"]
     assert [f.id for f in errors] == [R.WHEEL_ARCH]
+
+
+def test_cuda_wheel_on_macos_is_an_error(matrix) -> None:  # type: ignore[no-untyped-def]
+    # PyTorch's "Get started" matrix: macOS binaries are CPU/MPS only.
+    assert severity(check(matrix, torch="2.5.1+cu124", os="macos"), R.TORCH_VARIANT) == "error"
+    assert severity(check(matrix, torch="2.5.1", os="macos"), R.TORCH_VARIANT) is None
