@@ -93,9 +93,21 @@ def _register() -> None:
 _register()
 
 
+def _tolerant_stdout() -> None:
+    """Text that is not valid Unicode (a lone surrogate from a JSON \\ud800 escape in a report, a file name that is
+    not UTF-8) is printed escaped instead of failing with UnicodeEncodeError after the work is done."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None and getattr(sys.stdout, "errors", "strict") in ("strict", "surrogateescape"):
+        try:
+            reconfigure(errors="backslashreplace")
+        except (ValueError, OSError):  # a stream that cannot change its error handler
+            pass
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     """Entry point: runs the app and maps every outcome onto the documented exit codes."""
     args = sys.argv[1:] if argv is None else argv
+    _tolerant_stdout()
     try:
         rv: Any = app(args=args, prog_name="compat", standalone_mode=False)
         code = rv if isinstance(rv, int) else EXIT_OK

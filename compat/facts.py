@@ -324,7 +324,41 @@ def load_snapshot(path: str | Path) -> Facts:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"snapshot {str(p)!r} is not JSON: {exc.msg} at line {exc.lineno}") from None
+    except (RecursionError, ValueError) as exc:  # arrays nested ~1000 deep; an integer of over 4300 digits
+        raise InputError(f"snapshot {str(p)!r} is not a compat snapshot: {json_error(exc)}") from None
+    if json_too_deep(doc):
+        raise InputError(f"snapshot {str(p)!r} is not a compat snapshot: JSON nested more than "
+                         f"{MAX_JSON_DEPTH} levels deep")
     return facts_from_json(doc, f"snapshot {str(p)!r}")
+
+
+MAX_JSON_DEPTH = 100
+"""Snapshots and doctor reports nest 7 levels; deeper input is refused before anything recurses into it."""
+
+
+def json_too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether a parsed JSON value nests deeper than `limit` (walked without recursion)."""
+    todo: list[tuple[Any, int]] = [(value, 0)]
+    while todo:
+        v, depth = todo.pop()
+        if isinstance(v, dict):
+            kids: Any = v.values()
+        elif isinstance(v, list):
+            kids = v
+        else:
+            continue
+        if depth >= limit:
+            return True
+        todo.extend((k, depth + 1) for k in kids)
+    return False
+
+
+def json_error(exc: BaseException) -> str:
+    """One line for what json.loads raises besides JSONDecodeError (RecursionError, int conversion)."""
+    if isinstance(exc, RecursionError):
+        return f"JSON nested more than {MAX_JSON_DEPTH} levels deep"
+    text = str(exc).split(":")[0]
+    return f"unreadable JSON value ({text})" if text else "unreadable JSON value"
 
 
 def save_snapshot(facts: Facts, path: str | Path) -> None:

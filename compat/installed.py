@@ -7,7 +7,8 @@ from collections.abc import Iterable, Mapping
 from importlib import metadata
 from typing import Optional
 
-from compat.facts import Fact, Facts, host_os, host_python, make_fact
+from compat.errors import InputError
+from compat.facts import Fact, Facts, host_os, host_python, make_fact, missing
 
 _PIN_RE = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*(?:\[[^\]]*\])?\s*==\s*([0-9][0-9A-Za-z.+\-]*)\s*(?:;(.*))?$")
 FRAMEWORKS = {"torch": "torch", "tensorflow": "tensorflow", "tensorflow-cpu": "tensorflow", "tf-nightly": "tensorflow",
@@ -83,6 +84,14 @@ def watched_distributions() -> dict[str, str]:
     return out
 
 
+def _fact(name: str, raw: Optional[str], source: str) -> Fact:
+    """make_fact, but installed metadata that does not parse ("Version: UNKNOWN") is a missing fact, not an error."""
+    try:
+        return make_fact(name, raw, source)
+    except InputError as exc:
+        return missing(source, f"{source}: {exc}")
+
+
 def installed_facts(dists: Optional[Mapping[str, str]] = None,
                     reqs: Optional[Mapping[str, list[str]]] = None) -> Facts:
     """OS, Python and the framework versions installed here, with the CUDA/cuDNN their pins imply."""
@@ -96,18 +105,18 @@ def installed_facts(dists: Optional[Mapping[str, str]] = None,
         return reqs.get(name, []) if reqs is not None else requires(name)
 
     if "torch" in d:
-        values["torch"] = make_fact("torch", d["torch"], "installed distribution torch")
+        values["torch"] = _fact("torch", d["torch"], "installed distribution torch")
         pins = nvidia_pins(req("torch"))
         cu = cuda_from_pins(pins)
         if cu:
-            values["torch_cuda"] = make_fact("torch_cuda", cu, "torch's nvidia-cuda-runtime pin")
+            values["torch_cuda"] = _fact("torch_cuda", cu, "torch's nvidia-cuda-runtime pin")
             values["torch_build"] = make_fact("torch_build", "cuda", "torch's nvidia-* pins")
         dn = cudnn_from_pins(pins)
         if dn:
-            values["torch_cudnn"] = make_fact("torch_cudnn", dn, "torch's nvidia-cudnn pin")
+            values["torch_cudnn"] = _fact("torch_cudnn", dn, "torch's nvidia-cudnn pin")
     tf_name = next((n for n in ("tensorflow", "tensorflow-cpu", "tf-nightly") if n in d), None)
     if tf_name:
-        values["tensorflow"] = make_fact("tensorflow", d[tf_name], f"installed distribution {tf_name}")
+        values["tensorflow"] = _fact("tensorflow", d[tf_name], f"installed distribution {tf_name}")
         if tf_name == "tensorflow-cpu":
             values["tf_build"] = make_fact("tf_build", "cpu", "installed distribution tensorflow-cpu")
         # [and-cuda] is installed when the extra's nvidia-* pins are all present at their pinned versions.

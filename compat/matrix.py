@@ -240,7 +240,7 @@ def _updated(doc: Any, file: str, p: _Problems) -> _dt.date | None:
     if not isinstance(doc, dict):
         return None
     val = doc.get("updated")
-    if isinstance(val, _dt.date):
+    if isinstance(val, _dt.date) and not isinstance(val, _dt.datetime):  # a timestamp does not compare with dates
         return val
     if isinstance(val, str):
         try:
@@ -502,7 +502,7 @@ def _parse_cuda(doc: Any, p: _Problems) -> tuple[list[CudaRelease], dict[int, Mi
         last = _str_field(row, "last_driver", w, p, required=False)
         last_branch: int | None = None
         if last is not None:
-            if not last.isdigit():
+            if not (last.isascii() and last.isdigit() and len(last) <= 6):  # int() takes "²" and refuses 5000 digits
                 p.add(w, f"'last_driver' must be a driver branch number like \"470\", got {last!r}")
             else:
                 last_branch = int(last)
@@ -669,7 +669,7 @@ def _parse_torch(doc: Any, p: _Problems) -> list[TorchRelease]:
                 archs = ()
             variants.append(TorchVariant(tag, cuda, cudnn, archs, vr.get("index_url")))
         default = row.get("pypi_default")
-        if default is not None and default not in tags:
+        if default is not None and (not isinstance(default, str) or default not in tags):
             p.add(w, f"'pypi_default' {default!r} is not one of its variants")
         src = _source(row, w, p)
         if v is not None:
@@ -774,25 +774,63 @@ def _cross_checks(m: Matrix, p: _Problems) -> None:
             where = f"pytorch.yaml: {r.raw} {var.tag}"
             if var.cuda is None:
                 continue
-            cv = Version(var.cuda)
+            try:
+                cv = Version(var.cuda)
+            except ValueError:  # a malformed version, already reported by _parse_torch
+                continue
             if m.cuda_releases and major_minor(cv) not in cuda_mm:
                 p.add(where, f"CUDA {var.cuda} is not in cuda.yaml")
             for a in var.archs or ():
                 if m.ccs and m.cuda_can_compile(cv, a.cc) is False:
                     p.add(where, f"{a} cannot be compiled by CUDA {var.cuda} according to cuda.yaml")
     for t in m.tensorflow:
-        if t.cuda and m.cuda_releases and major_minor(Version(t.cuda)) not in cuda_mm:
+        try:
+            t_cuda = Version(t.cuda) if t.cuda else None
+        except ValueError:  # a malformed version, already reported by _parse_tf
+            continue
+        if t_cuda is not None and m.cuda_releases and major_minor(t_cuda) not in cuda_mm:
             p.add(f"tensorflow.yaml: {t.raw}", f"CUDA {t.cuda} is not in cuda.yaml")
 
 
 # ------------------------------------------------------------------ loading
 
 
+MAX_YAML_DEPTH = 1000
+
+
 def _yaml_load(text: str) -> Any:
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    if _yaml_too_deep(text, loader):
+        raise yaml.YAMLError(f"nested more than {MAX_YAML_DEPTH} levels deep")
     return yaml.load(text, Loader=loader)
+
+
+def _yaml_too_deep(text: str, loader: Any) -> bool:
+    """Whether collections nest deeper than MAX_YAML_DEPTH. libyaml's composer recurses in C, and some 30,000
+    nested `[` overflow the stack: a segfault, not an exception. Each level needs a flow bracket or an
+    indentation column, so counting clears every real file; the rest are measured on the parser's events
+    (no recursion there)."""
+    import yaml
+
+    longest = max((len(line) for line in text.splitlines()), default=0)
+    if longest + text.count("[") + text.count("{") < MAX_YAML_DEPTH:
+        return False
+    depth = 0
+    for ev in yaml.parse(text, Loader=loader):
+        if isinstance(ev, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                return True
+        elif isinstance(ev, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            depth -= 1
+    return False
+
+
+def load_yaml(text: str) -> Any:
+    """YAML text with the safe loader (the C one where present); yaml.YAMLError for bad or too deep input."""
+    return _yaml_load(text)
 
 
 def default_matrix_dir() -> Path:

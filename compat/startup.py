@@ -23,7 +23,12 @@ if TYPE_CHECKING:  # the warm path avoids typing, dataclasses, pathlib, re and h
 GUARD_ENV = "COMPAT_GUARD"
 CACHE_ENV = "COMPAT_CACHE_DIR"
 MODES = ("off", "warn", "error")
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
+CACHE_MAGIC = b"compat-guard\n"
+"""The cache file is CACHE_MAGIC, the CRC-32 of the payload (4 bytes, big-endian), then the marshal payload: marshal
+is not safe on damaged data (7 random bytes can make it allocate 16 GB and spin for 30 s), so only a payload
+whose checksum matches is ever unmarshalled."""
+CACHE_MAX_BYTES = 1 << 20
 _SIZE_RE = r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?\s*$"
 _UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
           "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
@@ -192,11 +197,18 @@ def _cache_key(environ: Mapping[str, str], options: Mapping[str, Any]) -> str:
 def _load_cache(path: str) -> Optional[list[GuardFinding]]:
     try:
         with open(path, "rb") as fh:
-            doc = marshal.loads(fh.read())  # our own file of plain dicts, lists and strings
+            data = fh.read(CACHE_MAX_BYTES + 1)
+        n = len(CACHE_MAGIC)
+        payload = data[n + 4:]
+        if (not data.startswith(CACHE_MAGIC) or len(data) > CACHE_MAX_BYTES
+                or int.from_bytes(data[n:n + 4], "big") != zlib.crc32(payload)):
+            return None
+        doc = marshal.loads(payload)  # our own file of plain dicts, lists and strings, checksum verified
         if doc.get("format") != CACHE_FORMAT:
             return None
         return [GuardFinding.from_json(d) for d in doc["findings"]]
-    except (OSError, ValueError, EOFError, KeyError, TypeError, IndexError, AttributeError):
+    except (OSError, ValueError, EOFError, KeyError, TypeError, IndexError, AttributeError, MemoryError,
+            RecursionError):
         return None  # a corrupt or unreadable cache is ignored, never fatal
 
 
@@ -204,8 +216,9 @@ def _store_cache(path: str, findings: Sequence[GuardFinding]) -> None:
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"
+        payload = marshal.dumps({"format": CACHE_FORMAT, "findings": [f.to_json() for f in findings]})
         with open(tmp, "wb") as fh:
-            fh.write(marshal.dumps({"format": CACHE_FORMAT, "findings": [f.to_json() for f in findings]}))
+            fh.write(CACHE_MAGIC + zlib.crc32(payload).to_bytes(4, "big") + payload)
         os.replace(tmp, path)
     except OSError:
         pass  # an unwritable cache is ignored
@@ -232,26 +245,41 @@ def _framework_of(finding_id: str, title: str) -> tuple[str, ...]:
 
 def _evaluate(environ: Mapping[str, str], require_gpu: bool, nvml: tuple[Optional[str], Optional[list[dict[str, Any]]], str]
               ) -> list[GuardFinding]:
-    from compat.facts import Facts, Gpu, apply_overrides, make_fact, missing
+    from compat.facts import Fact, Facts, Gpu, apply_overrides, make_fact, missing
     from compat.installed import installed_facts
     from compat.matrix import get_matrix
     from compat.resolver import resolve
+    from compat.versions import parse_cc
+
+    def fact(name: str, raw: Any, source: str) -> Fact:
+        # What a driver or an imported module reports is data, not the caller's input: garbage is a missing fact.
+        try:
+            return make_fact(name, str(raw), source)
+        except InputError as exc:
+            return missing(source, f"{source} gave a malformed value: {exc}")
+
+    def cc(raw: Any) -> Optional[str]:
+        try:
+            return str(parse_cc(str(raw))) if raw else None
+        except InputError:
+            return None
 
     facts = installed_facts()
     imported = _imported_frameworks()
     updates = {}
     if "torch" in imported and imported["torch"].get("version"):
-        updates["torch"] = make_fact("torch", str(imported["torch"]["version"]), "torch.__version__")
+        updates["torch"] = fact("torch", imported["torch"]["version"], "torch.__version__")
     if "tensorflow" in imported and imported["tensorflow"].get("version"):
-        updates["tensorflow"] = make_fact("tensorflow", str(imported["tensorflow"]["version"]), "tf.__version__")
+        updates["tensorflow"] = fact("tensorflow", imported["tensorflow"]["version"], "tf.__version__")
     if updates:
         facts = facts.with_values(updates)
     if "torch" in imported and imported["torch"].get("cuda"):
-        facts = facts.with_values({"torch_cuda": make_fact("torch_cuda", str(imported["torch"]["cuda"]), "torch.version.cuda")})
+        facts = facts.with_values({"torch_cuda": fact("torch_cuda", imported["torch"]["cuda"], "torch.version.cuda")})
     driver, gpus, why = nvml
-    facts = facts.with_values({"driver": make_fact("driver", driver, "nvml") if driver else missing("nvml", why)})
+    facts = facts.with_values({"driver": fact("driver", driver, "nvml") if driver else missing("nvml", why)})
     if gpus is not None:
-        facts = facts.with_gpus(tuple(Gpu(g.get("name"), g.get("cc"), "nvml", i) for i, g in enumerate(gpus)), "nvml")
+        facts = facts.with_gpus(tuple(Gpu(g.get("name"), cc(g.get("cc")), "nvml", i) for i, g in enumerate(gpus)),
+                                "nvml")
     facts = apply_overrides(Facts(values=facts.values, gpus=facts.gpus, gpus_source=facts.gpus_source), environ)
     report = resolve(facts, get_matrix(_matrix_dir(environ)), require_gpu=require_gpu)
     out = []

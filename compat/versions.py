@@ -22,7 +22,7 @@ def parse_version(raw: str, what: str = "version") -> Version:
     text = raw.strip()
     try:
         v = Version(text)
-    except InvalidVersion:
+    except (InvalidVersion, ValueError):  # ValueError: a release number of over 4300 digits
         raise InputError(f"malformed {what} {raw!r}") from None
     if text.startswith(".") or ".." in text:
         raise InputError(f"malformed {what} {raw!r}")
@@ -34,7 +34,10 @@ def parse_dotted(raw: str, what: str, *, min_parts: int = 1) -> Version:
     text = raw.strip()
     if not _DOTTED_RE.match(text) or text.count(".") + 1 < min_parts:
         raise InputError(f"malformed {what} {raw!r} (expected numbers separated by dots, e.g. 12.4)")
-    return Version(text)
+    try:
+        return Version(text)
+    except ValueError:  # a number of over 4300 digits: int() refuses it
+        raise InputError(f"malformed {what} {raw[:40]!r}... (a number too long to be a version)") from None
 
 
 def parse_driver(raw: str) -> Version:

@@ -17,6 +17,7 @@ from compat.dockerfile.images import BaseStack, infer, parse_ref
 from compat.dockerfile.parser import (
     UNSET,
     Dockerfile,
+    ExpansionError,
     Instruction,
     expand,
     key_values,
@@ -152,33 +153,37 @@ def build_stages(df: Dockerfile, m: Matrix, opts: Options) -> tuple[list[Stage],
     by_name: dict[str, Stage] = {}
     notes: list[Finding] = []
     cur: Stage | None = None
-    for ins_ in df.instructions:
-        if not ins_.known:
-            notes.append(Finding(
-                SYNTAX, "error", f"unknown instruction {ins_.keyword!r}",
-                f"Line {ins_.line} starts with {ins_.keyword!r}, which is not a Dockerfile instruction; "
-                f"docker build stops with 'unknown instruction: {ins_.keyword.upper()}'.",
-                (Fix("Fix the typo or join the line to the previous instruction with a trailing \\"),),
-                {"instruction": ins_.keyword}, group="dockerfile", line=ins_.line))
-            continue
-        kw = ins_.keyword
-        if kw == "ARG" and cur is None:
-            for k, v in key_values(ins_.args, df.escape):
-                declared_global.add(k)
-                if k in opts.build_args:
-                    global_args[k] = opts.build_args[k]
-                elif v is not None:
-                    global_args[k] = strip_unset(expand(v, global_args, df.escape)[0])
-            continue
-        if kw == "FROM":
-            cur = _from(ins_, df, m, opts, global_args, stages, by_name, notes)
-            stages.append(cur)
-            if cur.name:
-                by_name[cur.name.lower()] = cur
-            continue
-        if cur is None:
-            raise InputError(f"line {ins_.line}: {kw} before any FROM (not a Dockerfile, or FROM is missing)")
-        _instruction(cur, ins_, df, m, opts, global_args, by_name)
+    ins_: Instruction | None = None
+    try:
+        for ins_ in df.instructions:
+            if not ins_.known:
+                notes.append(Finding(
+                    SYNTAX, "error", f"unknown instruction {ins_.keyword!r}",
+                    f"Line {ins_.line} starts with {ins_.keyword!r}, which is not a Dockerfile instruction; "
+                    f"docker build stops with 'unknown instruction: {ins_.keyword.upper()}'.",
+                    (Fix("Fix the typo or join the line to the previous instruction with a trailing \\"),),
+                    {"instruction": ins_.keyword}, group="dockerfile", line=ins_.line))
+                continue
+            kw = ins_.keyword
+            if kw == "ARG" and cur is None:
+                for k, v in key_values(ins_.args, df.escape):
+                    declared_global.add(k)
+                    if k in opts.build_args:
+                        global_args[k] = opts.build_args[k]
+                    elif v is not None:
+                        global_args[k] = strip_unset(expand(v, global_args, df.escape)[0])
+                continue
+            if kw == "FROM":
+                cur = _from(ins_, df, m, opts, global_args, stages, by_name, notes)
+                stages.append(cur)
+                if cur.name:
+                    by_name[cur.name.lower()] = cur
+                continue
+            if cur is None:
+                raise InputError(f"line {ins_.line}: {kw} before any FROM (not a Dockerfile, or FROM is missing)")
+            _instruction(cur, ins_, df, m, opts, global_args, by_name)
+    except ExpansionError as exc:  # a Dockerfile whose ARG/ENV values grow without bound
+        raise InputError(f"line {ins_.line if ins_ is not None else '?'}: {exc}") from None
     return stages, notes
 
 
@@ -468,9 +473,12 @@ def _os_python(m: Matrix, os_name: str | None) -> str | None:
 
 def _spec_of(inst: ins.Install) -> SpecifierSet | None:
     try:
-        return SpecifierSet(inst.specifier) if inst.specifier else SpecifierSet()
-    except InvalidSpecifier:
+        spec = SpecifierSet(inst.specifier) if inst.specifier else SpecifierSet()
+        for one in spec:  # packaging reads a specifier's version only when comparing
+            one.contains("0", prereleases=True)
+    except (InvalidSpecifier, ValueError):  # ValueError: a release number of over 4300 digits
         return None
+    return spec
 
 
 def _where(inst: ins.Install, line: int) -> str:
@@ -860,7 +868,7 @@ def parse_arch_list(text: str) -> list[tuple[str, CC | None, bool]]:
         if named is not None:
             out.extend(parse_arch_list(named))
             continue
-        m = re.match(r"^(\d+)\.(\d+)([af]?)(\+PTX)?$", item, re.I)
+        m = re.match(r"^(\d{1,4})\.(\d{1,4})([af]?)(\+PTX)?$", item, re.I)
         if m is None:
             out.append((item, None, False))
             continue

@@ -17,15 +17,16 @@ from packaging.version import InvalidVersion, Version
 
 CUDA_REPOS = ("nvidia/cuda", "nvcr.io/nvidia/cuda")
 _CUDA_TAG_RE = re.compile(
-    r"^(?P<cuda>\d+\.\d+(?:\.\d+)?)"
-    r"(?:-(?P<cudnn>cudnn\d*))?"
+    r"^(?P<cuda>\d{1,4}\.\d{1,4}(?:\.\d{1,4})?)"  # bounded: int() refuses numbers of over 4300 digits
+    r"(?:-(?P<cudnn>cudnn\d{0,4}))?"
     r"-(?P<flavour>base|runtime|devel)"
     r"(?:-(?P<os>[a-z]+[\d.]+))?$"
 )
 _PYTORCH_TAG_RE = re.compile(
-    r"^(?P<torch>\d+\.\d+(?:\.\d+)?)-cuda(?P<cuda>\d+\.\d+)-cudnn(?P<cudnn>\d+)-(?P<flavour>runtime|devel)$"
+    r"^(?P<torch>\d{1,4}\.\d{1,4}(?:\.\d{1,4})?)-cuda(?P<cuda>\d{1,4}\.\d{1,4})-cudnn(?P<cudnn>\d{1,4})"
+    r"-(?P<flavour>runtime|devel)$"
 )
-_TF_TAG_RE = re.compile(r"^(?P<tf>\d+\.\d+(?:\.\d+)?(?:rc\d+)?)-gpu(?:-jupyter)?$")
+_TF_TAG_RE = re.compile(r"^(?P<tf>\d{1,4}\.\d{1,4}(?:\.\d{1,4})?(?:rc\d{1,4})?)-gpu(?:-jupyter)?$")
 _NGC_RE = re.compile(r"^(?P<release>\d{2}\.\d{2})-(?:(?P<tf>tf[12])-)?py3(?:-.*)?$")
 _PYTHON_TAG_RE = re.compile(r"^(?P<py>3\.\d{1,2})(?:\.\d+)?(?:[a-z]+\d*)?(?:-.*)?$")
 
@@ -322,7 +323,7 @@ def validate_document(doc: Any) -> list[str]:
     for where, row in _rows(doc, "os", out):
         _check_str(row, "name", where, out, required=True)
         _check_str(row, "python", where, out, pattern=py)
-        if row.get("name") in names:
+        if str(row.get("name")) in names:  # str(): a list or mapping there must not raise TypeError
             out.append(f"{where}: duplicate os {row.get('name')!r}")
         names.add(str(row.get("name")))
         imgs = row.get("images")
@@ -357,8 +358,8 @@ def validate_document(doc: Any) -> list[str]:
         if fw is not None:
             try:
                 Version(str(fw))
-            except InvalidVersion:
-                out.append(f"{where}: 'framework' {fw!r} is not a version")
+            except (InvalidVersion, ValueError):  # ValueError: a number of over 4300 digits
+                out.append(f"{where}: 'framework' {str(fw)[:40]!r} is not a version")
         imgs = row.get("images")
         if not isinstance(imgs, list) or not imgs or not all(i in ("pytorch", "tensorflow") for i in imgs):
             out.append(f"{where}: 'images' must list pytorch and/or tensorflow")

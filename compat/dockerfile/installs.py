@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Callable, Union
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import Version
 
 from compat.dockerfile.parser import UNSET
 from compat.dockerfile.shell import Command
@@ -45,8 +46,8 @@ _WHEEL_RE = re.compile(r"(?:^|/)(torch|tensorflow(?:[_-]gpu|[_-]cpu)?)-([0-9][^-
 _PY_EXE_RE = re.compile(r"^(?:.*/)?python(\d(?:\.\d{1,2})?)?$")
 _PIP_EXE_RE = re.compile(r"^(?:.*/)?pip(\d(?:\.\d{1,2})?)?$")
 _APT_PY_RE = re.compile(r"^python(3(?:\.\d{1,2})?)(?:-(?:dev|venv|pip|full|distutils))?(?:=.*)?$")
-_APT_CUDNN_RE = re.compile(r"^libcudnn(\d+)(?:-dev)?(?:-cuda-(\d+))?(?:=(\d+(?:\.\d+){1,3}))?")
-_APT_CUDA_RE = re.compile(r"^cuda(?:-toolkit|-nvcc|-compiler|-libraries-dev|-runtime|-cudart-dev|-libraries)?-(\d+)-(\d+)(?:=.*)?$")
+_APT_CUDNN_RE = re.compile(r"^libcudnn(\d{1,4})(?:-dev)?(?:-cuda-(\d{1,4}))?(?:=(\d{1,6}(?:\.\d{1,6}){1,3}))?")
+_APT_CUDA_RE = re.compile(r"^cuda(?:-toolkit|-nvcc|-compiler|-libraries-dev|-runtime|-cudart-dev|-libraries)?-(\d{1,4})-(\d{1,4})(?:=.*)?$")
 _CONDA_SPEC_RE = re.compile(r"^([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?\s*(?:(==|=|>=|<=|>|<|!=|~=)\s*([^\s=,|]+))?")
 
 
@@ -133,6 +134,15 @@ class Context:
     resolve_path: Callable[[str], tuple[Path | None, str]]
     """Image path → (file in the build context or None, why not)."""
     env: dict[str, str] = field(default_factory=dict)
+
+
+def _readable(version: str) -> bool:
+    """Whether packaging reads `version` (past 4300 digits it raises ValueError, not InvalidVersion)."""
+    try:
+        Version(version)
+    except ValueError:
+        return False
+    return True
 
 
 def _abs(path: str, cwd: str) -> str:
@@ -292,7 +302,7 @@ def _pip(args: list[str], cmd: Command, ctx: Context, cwd: str, py: str | None, 
             continue
         reqs.append((a, ""))
         i += 1
-    for text, origin in reqs:
+    for text, origin in dict.fromkeys(reqs):  # a requirement written twice is read once
         out.extend(_requirement(text, origin, opts, tool, py, cmd))
     return out
 
@@ -315,6 +325,8 @@ def _requirement(text: str, origin: str, opts: _PipOpts, tool: str, py: str | No
         if wm is not None:
             pkg = _norm(wm.group(1))
             ver = wm.group(2)
+            if not _readable(ver):
+                return _local_project(t)
             pyv = f"{wm.group(3)[2]}.{wm.group(3)[3:]}"
             return [Install(FRAMEWORKS[pkg], pkg, t, version=ver, tool=tool, python=py or pyv, origin=origin)]
         return _local_project(t)
@@ -347,6 +359,8 @@ def _requirement(text: str, origin: str, opts: _PipOpts, tool: str, py: str | No
     if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version:
         version = specs[0].version
         specifier = ""
+        if not _readable(version):  # `torch===anything`, or a release number too long for int()
+            version, specifier = None, str(req.specifier)
     tag = None
     kind = None
     url = None
@@ -452,7 +466,7 @@ def _conda(args: list[str]) -> list[Action]:
         if name not in parsed:
             continue
         op, ver = parsed[name]
-        exact = ver if op in ("=", "==") and ver and "*" not in ver else None
+        exact = ver if op in ("=", "==") and ver and "*" not in ver and _readable(ver) else None
         if exact is not None and op == "=" and exact.count(".") < 2:
             exact = None  # conda's `=2.1` means 2.1.*: a range
         out.append(Install(FRAMEWORKS[name], name, f"{name}{op or ''}{ver or ''}", version=exact,

@@ -206,11 +206,55 @@ def _heredoc_markers(args: str) -> list[tuple[bool, str, str]]:
 # ------------------------------------------------------------------ variable substitution
 
 
-def _glob_to_re(pattern: str) -> str:
-    out = []
-    for ch in pattern:
-        out.append(".*" if ch == "*" else "." if ch == "?" else re.escape(ch))
-    return "".join(out)
+MAX_NESTING = 32
+"""`${A:-${B:-...}}` nested deeper than this is kept as written (no recursion without end)."""
+MAX_GROWTH = 1 << 20
+"""An expansion may add at most this many characters: ARGs that double each other (A2=$A1$A1, A3=$A2$A2 ...)
+would otherwise need 2**N bytes."""
+GLOB_WORK = 1 << 20
+"""Pattern x value size above which `${V#pat}` / `${V%pat}` are not evaluated (the value is kept)."""
+
+
+class ExpansionError(InputError):
+    """Variable substitution that grows without bound; the caller adds the Dockerfile line."""
+
+
+def _glob_prefixes(pattern: str, value: str) -> list[int]:
+    """The lengths k (ascending) for which value[:k] matches the glob `pattern` (`*`, `?`, literals).
+
+    A set-of-states walk, linear in len(value) for a given pattern: a regex of several `.*` backtracks
+    polynomially (`${X#*a*a*a*a*b}` on 40 a's took minutes).
+    """
+    pat = re.sub(r"\*+", "*", pattern)
+    m = len(pat)
+
+    def closure(states: set[int]) -> set[int]:
+        out = set(states)
+        todo = list(states)
+        while todo:
+            i = todo.pop()
+            if i < m and pat[i] == "*" and i + 1 not in out:
+                out.add(i + 1)
+                todo.append(i + 1)
+        return out
+
+    states = closure({0})
+    found = [0] if m in states else []
+    for k, ch in enumerate(value, 1):
+        nxt = set()
+        for i in states:
+            if i < m:
+                p = pat[i]
+                if p == "*":
+                    nxt.add(i)
+                elif p == "?" or p == ch:
+                    nxt.add(i + 1)
+        if not nxt:
+            break
+        states = closure(nxt)
+        if m in states:
+            found.append(k)
+    return found
 
 
 def _apply_modifier(name: str, value: str | None, op: str, word: str) -> str:
@@ -227,17 +271,19 @@ def _apply_modifier(name: str, value: str | None, op: str, word: str) -> str:
         return value if value is not None else UNSET + name + UNSET
     if value is None:
         return UNSET + name + UNSET
-    pat = _glob_to_re(word)
-    if op in ("#", "##"):
-        rx = re.compile(f"^{pat}" if op == "##" else f"^{pat.replace('.*', '.*?')}", re.S)
-        return rx.sub("", value, count=1)
-    if op in ("%", "%%"):
-        # Shortest suffix: try the longest start index first.
-        candidates = range(len(value) + 1) if op == "%%" else range(len(value), -1, -1)
-        for k in candidates:
-            if re.fullmatch(pat, value[k:], re.S):
-                return value[:k]
-        return value
+    if op in ("#", "##", "%", "%%"):
+        if (len(word) + 1) * (len(value) + 1) > GLOB_WORK:
+            return value
+        if op in ("#", "##"):
+            ks = _glob_prefixes(word, value)
+            if not ks:
+                return value
+            return value[(ks[0] if op == "#" else ks[-1]):]
+        # A suffix of `value` matches `word` when its reverse is a prefix of the reversed value.
+        ks = _glob_prefixes(word[::-1], value[::-1])
+        if not ks:
+            return value
+        return value[: len(value) - (ks[0] if op == "%" else ks[-1])]
     return value
 
 
@@ -250,14 +296,27 @@ def expand(text: str, env: Mapping[str, str], escape: str = "\\", *, quotes: boo
     Returns the text and the names that were not defined; an undefined variable expands to
     UNSET + name + UNSET so callers can tell "empty" from "unknown". With quotes=True (shell text),
     nothing inside single quotes is expanded and the quotes are kept for the shell splitter.
+    ExpansionError when the result would grow by more than MAX_GROWTH characters.
     """
+    result, unset = _expand(text, env, escape, quotes, 0)
+    if len(result) > len(text) + MAX_GROWTH:
+        raise ExpansionError(f"variable substitution grows past {MAX_GROWTH} characters "
+                             "(ARG/ENV values that repeat each other?)")
+    return result, unset
+
+
+def _expand(text: str, env: Mapping[str, str], escape: str, quotes: bool, depth: int) -> tuple[str, set[str]]:
     out: list[str] = []
     unset: set[str] = set()
     k = 0
     n = len(text)
     in_single = False
     in_double = False
+    grown = 0
     while k < n:
+        if grown > MAX_GROWTH:  # net characters added so far
+            out.append(text[k:])
+            break  # expand() raises ExpansionError on the result
         c = text[k]
         if quotes and c == "'" and not in_double:
             in_single = not in_single
@@ -283,6 +342,9 @@ def expand(text: str, env: Mapping[str, str], escape: str = "\\", *, quotes: boo
             k += 1
             continue
         nxt = text[k + 1]
+        if nxt == "{" and depth >= MAX_NESTING:
+            out.append(text[k:])
+            break
         if nxt == "{":
             close = _matching_brace(text, k + 1)
             if close < 0:
@@ -303,16 +365,18 @@ def expand(text: str, env: Mapping[str, str], escape: str = "\\", *, quotes: boo
                     out.append(UNSET + name + UNSET)
                 else:
                     out.append(value)
+                    grown += len(value) - (close + 1 - k)
             else:
                 om = re.match(r"(:-|:\+|:\?|##|%%|-|\+|\?|#|%)", rest)
                 if om is None:
                     out.append(text[k : close + 1])
                 else:
-                    word, sub_unset = expand(rest[om.end():], env, escape)
+                    word, sub_unset = _expand(rest[om.end():], env, escape, False, depth + 1)
                     result = _apply_modifier(name, value, om.group(1), word)
                     if UNSET in result:
                         unset |= sub_unset | ({name} if value is None else set())
                     out.append(result)
+                    grown += len(result) - (close + 1 - k)
             k = close + 1
             continue
         m = _NAME_RE.match(text, k + 1)
@@ -327,6 +391,7 @@ def expand(text: str, env: Mapping[str, str], escape: str = "\\", *, quotes: boo
             out.append(UNSET + name + UNSET)
         else:
             out.append(value)
+            grown += len(value) - (m.end() - k)
         k = m.end()
     return "".join(out), unset
 

@@ -19,6 +19,9 @@ from compat.dockerfile.parser import UNSET, expand, strip_unset, words
 
 OPERATORS = ("&&", "||", ";;", ";", "|", "&", "(", ")")
 _REDIR_RE = re.compile(r"^(\d*|&)(>>|>&|<&|>|<<<|<<-?|<)")
+MAX_DEPTH = 100
+"""Nesting (if, for, case, subshells, groups, `!`) past this is not read further: no script is that deep, and
+Python's recursion limit is near."""
 KEYWORDS_START = frozenset({"if", "then", "elif", "else", "fi", "case", "esac", "for", "while", "until", "do",
                             "done", "{", "}", "!"})
 
@@ -167,6 +170,7 @@ class _Walker:
         self.cwd: str | None = None
         self.out: list[Command] = []
         self.steps = 0
+        self.depth = 0
 
     # -- token helpers
     def peek(self) -> Token | None:
@@ -185,8 +189,32 @@ class _Walker:
             self.i += 1
 
     # -- grammar
+    def _nested(self) -> bool:
+        """Enter one level of if / for / ( / { / !; False (and the rest of the text skipped) past MAX_DEPTH."""
+        if self.depth >= MAX_DEPTH:
+            self.i = len(self.t)
+            return False
+        self.depth += 1
+        return True
+
     def run_list(self, run: bool, stop: tuple[str, ...] = ()) -> bool | None:
         """Commands joined by ; && || until a stop keyword; returns the last status (None: unknown)."""
+        if not self._nested():
+            return None
+        try:
+            return self._run_list(run, stop)
+        finally:
+            self.depth -= 1
+
+    def command(self, run: bool) -> bool | None:
+        if not self._nested():
+            return None
+        try:
+            return self._command(run)
+        finally:
+            self.depth -= 1
+
+    def _run_list(self, run: bool, stop: tuple[str, ...]) -> bool | None:
         status: bool | None = True
         pending: str | None = None
         while self.i < len(self.t):
@@ -226,7 +254,7 @@ class _Walker:
             pending = None
         return status
 
-    def command(self, run: bool) -> bool | None:
+    def _command(self, run: bool) -> bool | None:
         tok = self.peek()
         assert tok is not None
         if tok.kind == "word" and tok.text == "if":
@@ -431,9 +459,12 @@ def _test(args: list[str]) -> bool | None:
     """Evaluate `[ … ]`; None when an operand is unknown."""
     if any(UNSET in a for a in args):
         return None
-    if args and args[0] == "!":
-        r = _test(args[1:])
-        return None if r is None else not r
+    bangs = 0
+    while bangs < len(args) and args[bangs] == "!":  # `! ! ! …` without recursion
+        bangs += 1
+    if bangs:
+        r = _test(args[bangs:])
+        return None if r is None else (not r if bangs % 2 else r)
     if len(args) == 1:
         return args[0] != ""
     if len(args) == 2:

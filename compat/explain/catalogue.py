@@ -427,8 +427,10 @@ def catalogue_from_file(path: str | Path) -> Catalogue:
         raise InputError(f"cannot read the signature catalogue {str(p)!r}: {exc.strerror or exc}") from None
     import yaml
 
+    from compat.matrix import load_yaml
+
     try:
-        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        doc = load_yaml(text)  # refuses nesting deep enough to crash libyaml
     except yaml.YAMLError as exc:
         raise InputError(f"{str(p)!r} is not valid YAML: {str(exc).splitlines()[0]}") from None
     _CACHE[key] = load_catalogue(doc)

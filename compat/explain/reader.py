@@ -85,6 +85,11 @@ def iter_log(path: str | None) -> Iterator[str]:
             stream.close()
 
 
+def _list(value: Any) -> list[Any]:
+    """A notebook field that should be a list; anything else (true, 3, a mapping) reads as empty."""
+    return value if isinstance(value, list) else []
+
+
 def _text(value: Any) -> str:
     if isinstance(value, list):
         return "".join(str(v) for v in value)
@@ -98,9 +103,13 @@ def notebook_lines(text: str) -> list[str] | None:
         return None
     try:
         doc = json.loads(head)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested ~1000 deep: read it as plain text
         return None
     if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):
+        return None
+    from compat.facts import json_too_deep
+
+    if json_too_deep(doc):  # str() of a deeply nested output would recurse; real notebooks nest ~6 levels
         return None
     from compat.explain.engine import strip_ansi
 
@@ -108,12 +117,12 @@ def notebook_lines(text: str) -> list[str] | None:
     for cell in doc["cells"]:
         if not isinstance(cell, dict):
             continue
-        for o in cell.get("outputs") or []:
+        for o in _list(cell.get("outputs")):
             if not isinstance(o, dict):
                 continue
             kind = o.get("output_type")
             if kind == "error":
-                for frame in o.get("traceback") or []:
+                for frame in _list(o.get("traceback")):
                     out.extend(strip_ansi(str(frame)).splitlines())
                 ename, evalue = o.get("ename"), o.get("evalue")
                 if ename or evalue:

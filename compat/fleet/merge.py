@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from compat.errors import InputError
+from compat.facts import MAX_JSON_DEPTH, json_error, json_too_deep
 from compat.fleet.report import NodeInput
 
 MAX_BYTES = 256 * 1024 * 1024
@@ -39,6 +40,11 @@ def iter_documents(text: str, origin: str) -> Iterator[tuple[int, Any]]:
             value, end = dec.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             raise InputError(f"{origin}: not JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        except (RecursionError, ValueError) as exc:  # arrays nested ~1000 deep; an integer of over 4300 digits
+            raise InputError(f"{origin}: not a compat doctor report at line {line}: {json_error(exc)}") from None
+        if json_too_deep(value):
+            raise InputError(f"{origin}: not a compat doctor report at line {line}: JSON nested more than "
+                             f"{MAX_JSON_DEPTH} levels deep")
         yield line, value
         pos = end
 

@@ -90,7 +90,7 @@ def _package_dir(name: str) -> Optional[str]:
 def _literal(node: ast.AST) -> Any:
     try:
         return ast.literal_eval(node)
-    except ValueError:
+    except (ValueError, TypeError, MemoryError, RecursionError):  # TypeError: {[1]: 2}, an unhashable key
         return None
 
 
@@ -126,7 +126,7 @@ def static_info(mode: str) -> Optional[dict[str, Any]]:
     path = os.path.join(d, rel)
     try:
         values = _assignments(path)
-    except (OSError, SyntaxError, ValueError) as exc:
+    except (OSError, SyntaxError, ValueError, TypeError, MemoryError, RecursionError) as exc:
         return {"path": path, "error": "%s: %s" % (type(exc).__name__, exc)}
     if mode == "torch":
         keep = dict((k, values.get(k)) for k in ("__version__", "cuda", "hip", "debug", "git_version"))

@@ -3,6 +3,7 @@ runner that executes probes in daemon threads under one deadline (so a hung driv
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import errno
 import glob as _glob
@@ -102,12 +103,66 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
             proc.kill()
 
 
+class _Capture:
+    """Drains one pipe in a daemon thread, keeping its first MAX_OUTPUT and its last MAX_OUTPUT bytes.
+
+    A tool that prints without end (or a framework child in a loop) must not fill compat's memory, and the end of a
+    long output (the newest kernel-log lines) matters more than its middle. The pipe is always read to its end, so
+    a writer is never blocked by a full pipe.
+    """
+
+    def __init__(self, pipe: Any, limit: int = MAX_OUTPUT) -> None:
+        self.limit = limit
+        self.head = bytearray()
+        self.tail: collections.deque[bytes] = collections.deque()
+        self.tail_size = 0
+        self.dropped = 0
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._drain, args=(pipe,), name="compat-capture", daemon=True)
+        self.thread.start()
+
+    def _drain(self, pipe: Any) -> None:
+        try:
+            fd = pipe.fileno()
+            while True:
+                data = os.read(fd, 65536)
+                if not data:
+                    break
+                self._keep(data)
+        except (OSError, ValueError):
+            pass
+        finally:
+            with contextlib.suppress(OSError, ValueError):
+                pipe.close()
+
+    def _keep(self, data: bytes) -> None:
+        with self.lock:
+            room = self.limit - len(self.head)
+            if room > 0:
+                self.head += data[:room]
+                data = data[room:]
+            if not data:
+                return
+            self.tail.append(data)
+            self.tail_size += len(data)
+            while self.tail_size - len(self.tail[0]) >= self.limit:
+                gone = self.tail.popleft()
+                self.tail_size -= len(gone)
+                self.dropped += len(gone)
+
+    def text(self) -> str:
+        with self.lock:
+            gap = f"\n[... {self.dropped} bytes left out ...]\n".encode() if self.dropped else b""
+            data = bytes(self.head) + gap + b"".join(self.tail)
+        return data.decode("utf-8", errors="replace")
+
+
 def run_command(argv: Sequence[str], timeout: float, *, environ: Mapping[str, str] | None = None,
                 cwd: str | None = None) -> CmdResult:
     """Run argv (never through a shell) with stdin closed and a hard timeout.
 
     The command gets its own session so that, on timeout, its whole process group is killed: a wrapper script
-    whose child keeps the pipes open cannot keep compat waiting.
+    whose child keeps the pipes open cannot keep compat waiting. Output is kept bounded (see _Capture).
     """
     args = tuple(str(a) for a in argv)
     env = dict(os.environ if environ is None else environ)
@@ -127,25 +182,29 @@ def run_command(argv: Sequence[str], timeout: float, *, environ: Mapping[str, st
         return CmdResult(args, "not-found", None, "", "", f"{exe} does not exist")
     except OSError as exc:  # permission denied, exec format error, ...
         return CmdResult(args, "error", None, "", "", os_error_text(exc))
+    out, err = _Capture(proc.stdout), _Capture(proc.stderr)
+    deadline = start + timeout
     try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
+        # Done when the process has ended and both pipes are closed (a grandchild may still hold them).
         try:
-            out, err = proc.communicate(timeout=1.0)
-        except (subprocess.TimeoutExpired, OSError, ValueError):
-            out, err = b"", b""
-        return CmdResult(args, "timeout", None, _dec(out), _dec(err), None, time.monotonic() - start)
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+        for cap in (out, err):
+            cap.thread.join(max(0.0, deadline - time.monotonic()))
+        if proc.poll() is None or out.thread.is_alive() or err.thread.is_alive():
+            _kill_group(proc)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=1.0)
+            for cap in (out, err):
+                cap.thread.join(max(0.0, min(1.0, start + timeout + 1.0 - time.monotonic())))
+            return CmdResult(args, "timeout", None, out.text(), err.text(), None, time.monotonic() - start)
     finally:
-        if proc.poll() is None:  # pragma: no cover - only if communicate raised something unexpected
+        if proc.poll() is None:  # pragma: no cover - only if something above raised unexpectedly
             _kill_group(proc)
     rc = proc.returncode
     status = "ok" if rc == 0 else ("crashed" if rc is not None and rc < 0 else "failed")
-    return CmdResult(args, status, rc, _dec(out), _dec(err), None, time.monotonic() - start)
-
-
-def _dec(data: bytes | None) -> str:
-    return (data or b"")[:MAX_OUTPUT].decode("utf-8", errors="replace")
+    return CmdResult(args, status, rc, out.text(), err.text(), None, time.monotonic() - start)
 
 
 def os_error_text(exc: BaseException) -> str:

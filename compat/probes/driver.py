@@ -21,7 +21,7 @@ LIB_DIRS = (
 
 _PROC_RE = re.compile(
     r"NVRM version:\s+NVIDIA UNIX\s+(?:(?P<open>Open) Kernel Module for (?P<arch1>\S+)|(?P<arch2>\S+) Kernel Module)"
-    r"\s+(?P<version>\d+(?:\.\d+){1,2})"
+    r"\s+(?P<version>\d{1,6}(?:\.\d{1,6}){1,2})\b"  # bounded: int() of a 5000-digit number raises
 )
 _GCC_RE = re.compile(r"^GCC version:\s*(.*?)\s*$", re.MULTILINE)
 _LIB_RE = re.compile(r"^lib(?:nvidia-ml|cuda)\.so\.(\d+\.\d+(?:\.\d+)?)$")

@@ -104,8 +104,8 @@ def run_child(python: str, mode: str, timeout: float, environ: Mapping[str, str]
             doc = loaded if isinstance(loaded, dict) else None
         except FileNotFoundError:
             doc = None
-        except (OSError, ValueError) as exc:
-            bad_json = str(exc)
+        except (OSError, ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deep
+            bad_json = f"{type(exc).__name__}: {exc}" if isinstance(exc, RecursionError) else str(exc)
     if res.status == "ok" and doc is not None and doc.get("stage") == "done" and not doc.get("error"):
         status = "ok"
     elif res.status == "timeout":
@@ -206,10 +206,12 @@ def load_cached(environ: Mapping[str, str], key: str, now: float) -> dict[str, A
     try:
         with open(_cache_path(environ, key), encoding="utf-8") as f:
             doc = json.load(f)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # a corrupt cache is ignored
         return None
     if not isinstance(doc, dict) or doc.get("format") != CACHE_FORMAT or not isinstance(doc.get("child"), dict):
         return None
+    if doc["child"].get("status") != "ok" or not isinstance(doc["child"].get("result"), dict):
+        return None  # only successful imports are stored: anything else is not ours
     at = doc.get("at")
     if not isinstance(at, (int, float)) or not (0 <= now - at <= CACHE_TTL):
         return None

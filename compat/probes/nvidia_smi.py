@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -48,9 +49,12 @@ _NUM_RE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)")
 
 
 def _float(text: str | None) -> float | None:
-    """"176.98" or, without nounits, "81559 MiB" / "17.05 W"."""
+    """"176.98" or, without nounits, "81559 MiB" / "17.05 W"; None for what is no finite number."""
     m = _NUM_RE.match(text or "")
-    return float(m.group(1)) if m else None
+    if m is None:
+        return None
+    f = float(m.group(1))
+    return f if math.isfinite(f) else None
 
 
 def _int(text: str | None) -> int | None:
@@ -68,7 +72,11 @@ def classify_failure(text: str) -> str | None:
 def parse_csv(text: str, fields: tuple[str, ...] = FIELDS) -> list[dict[str, Any]] | None:
     """The rows of a `--format=csv,noheader,nounits` answer; None when the text is not that (garbage, a banner)."""
     rows = []
-    for n, rec in enumerate(csv.reader(io.StringIO(text), skipinitialspace=True)):
+    try:
+        records = list(csv.reader(io.StringIO(text), skipinitialspace=True))
+    except csv.Error:  # binary junk: a carriage return or a NUL inside a field
+        return None
+    for n, rec in enumerate(records):
         if not rec or not any(c.strip() for c in rec):
             continue
         if len(rec) != len(fields):

@@ -134,6 +134,14 @@ def _ints(v: Any) -> list[int]:
     return [int(x) for x in v]
 
 
+def _rows(v: Any) -> list[int]:
+    """nvmlDeviceGetRemappedRows: (correctable, uncorrectable, pending, failure)."""
+    out = _ints(v)
+    if len(out) != 4:
+        raise ValueError(f"expected 4 values, got {len(out)}")
+    return out
+
+
 # (field, NVML function(s), extra arguments after the handle, conversion). Several names: the first the binding has.
 DEVICE_FIELDS: tuple[tuple[str, tuple[str, ...], tuple[int, ...], Callable[[Any], Any]], ...] = (
     ("name", ("nvmlDeviceGetName",), (), _text),
@@ -159,7 +167,7 @@ DEVICE_FIELDS: tuple[tuple[str, tuple[str, ...], tuple[int, ...], Callable[[Any]
     ("retired_pages_sbe", ("nvmlDeviceGetRetiredPages",), (NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS,), len),
     ("retired_pages_dbe", ("nvmlDeviceGetRetiredPages",), (NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR,), len),
     ("retired_pages_pending", ("nvmlDeviceGetRetiredPagesPendingStatus",), (), int),
-    ("remapped_rows", ("nvmlDeviceGetRemappedRows",), (), _ints),
+    ("remapped_rows", ("nvmlDeviceGetRemappedRows",), (), _rows),
     ("pcie_gen", ("nvmlDeviceGetCurrPcieLinkGeneration",), (), int),
     ("pcie_gen_max", ("nvmlDeviceGetMaxPcieLinkGeneration",), (), int),
     ("pcie_width", ("nvmlDeviceGetCurrPcieLinkWidth",), (), int),
@@ -182,9 +190,10 @@ def acquire(nvml: Any) -> dict[str, Any]:
         return {"status": "error", "error": _err(exc), "stage": "init"}
     try:
         sysf = _Fields()
-        sysf.get("driver_version", nvml.nvmlSystemGetDriverVersion, _text)
-        sysf.get("cuda_driver_version", nvml.nvmlSystemGetCudaDriverVersion, int)
-        sysf.get("nvml_version", nvml.nvmlSystemGetNVMLVersion, _text)
+        # Looked up inside the call: an old binding (nvidia-ml-py3 7.352) has no nvmlSystemGetCudaDriverVersion.
+        sysf.get("driver_version", lambda: nvml.nvmlSystemGetDriverVersion(), _text)
+        sysf.get("cuda_driver_version", lambda: nvml.nvmlSystemGetCudaDriverVersion(), int)
+        sysf.get("nvml_version", lambda: nvml.nvmlSystemGetNVMLVersion(), _text)
         try:
             count = int(nvml.nvmlDeviceGetCount())
         except Exception as exc:
@@ -298,8 +307,9 @@ def gpu_details(dev: Mapping[str, Any]) -> dict[str, Any]:
 def parse(raw: Mapping[str, Any]) -> dict[str, Any]:
     """Raw NVML values -> {"driver", "driver_cuda", "gpus": [{"index", "name", "cc", "details"}]} (or the error)."""
     if raw.get("status") != "ok":
-        err = raw.get("error") or {}
-        return {"ok": False, "kind": err.get("kind", "error"), "message": err.get("message", "NVML failed"),
+        e = raw.get("error")
+        err: Mapping[str, Any] = e if isinstance(e, Mapping) else {"message": e}
+        return {"ok": False, "kind": err.get("kind", "error"), "message": err.get("message") or "NVML failed",
                 "code": err.get("code")}
     gpus = []
     for dev in raw.get("devices") or []:
@@ -338,7 +348,7 @@ def read_nvml_light(nvml: Any = None, timeout: float = 3.0) -> tuple[str | None,
                 f = _Fields()
                 for field, names, _args, conv in DEVICE_FIELDS:
                     if field in ("name", "cc", "memory"):
-                        f.get(field, functools.partial(_first(nvml, *names), h), conv)
+                        f.get(field, functools.partial(lambda n, h: _first(nvml, *n)(h), names, h), conv)
                 cc, mem = f.values.get("cc"), f.values.get("memory") or {}
                 gpus.append({"name": f.values.get("name"), "cc": f"{cc[0]}.{cc[1]}" if cc else None,
                              "memory_free": mem.get("free")})

@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from compat.probes._util import HostFS, read
+from compat.probes._util import HostFS, os_error_text, read
 
 # cgroup v1 reports "no limit" as a huge page-aligned number (PAGE_COUNTER_MAX * page size).
 _V1_UNLIMITED = 1 << 62
@@ -199,6 +199,10 @@ def probe(fs: HostFS, environ: Mapping[str, str], cwd: str | None = None) -> dic
     except (AttributeError, OSError):  # pragma: no cover - macOS
         affinity = None
     out["cpus"] = {"count": os.cpu_count(), "affinity": affinity}
-    here = cwd or os.getcwd()
-    out["disk"] = [_statvfs(fs, here)]
+    try:
+        here = cwd or os.getcwd()
+    except OSError as exc:  # the working directory was deleted under us
+        out["disk"] = [{"path": ".", "error": os_error_text(exc)}]
+    else:
+        out["disk"] = [_statvfs(fs, here)]
     return out

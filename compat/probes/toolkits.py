@@ -32,7 +32,7 @@ def parse_version_json(text: str) -> str | None:
     """A toolkit's version.json (CUDA >= 11.1): {"cuda": {"version": "12.4.1"}, ...}."""
     try:
         doc = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     v = doc.get("cuda", {}).get("version") if isinstance(doc, dict) and isinstance(doc.get("cuda"), dict) else None
     return v if isinstance(v, str) and re.match(r"^\d+\.\d+(\.\d+)*$", v) else None

@@ -28,6 +28,10 @@ MARKER = "@@compat-smoke"
 HEAD_BYTES = 64 * 1024
 TAIL_BYTES = 192 * 1024
 RESULT_MAX_BYTES = 8 * 1024 * 1024
+OUTPUT_MAX_BYTES = 256 * 1024 * 1024
+"""A child whose stdout and stderr files pass this together is killed: one printing in a loop would fill the disk
+(hundreds of MB a second) long before its deadline, and only HEAD_BYTES + TAIL_BYTES of it are ever read."""
+OUTPUT_CHECK_S = 0.1
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,8 @@ def read_result(path: Path) -> tuple[Optional[dict[str, Any]], Optional[str]]:
         doc = json.loads(text)
     except (OSError, ValueError) as exc:
         return None, f"the child's result file is not JSON ({exc})"
+    except RecursionError:
+        return None, "the child's result file is not JSON (nested too deeply)"
     if not isinstance(doc, dict):
         return None, f"the child's result file holds a JSON {type(doc).__name__}, not an object"
     return doc, None
@@ -219,6 +225,26 @@ def kill_group(pgid: int, leader_alive: Callable[[float], bool], grace: float, e
     return count
 
 
+def _size(f: IO[bytes]) -> int:
+    try:
+        return os.fstat(f.fileno()).st_size
+    except OSError:
+        return 0
+
+
+def _wait_watching_output(waiter: _Waiter, timeout: float, files: Sequence[IO[bytes]]) -> tuple[bool, bool]:
+    """(the leader ended, its output passed OUTPUT_MAX_BYTES), waiting at most `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if waiter.wait(min(OUTPUT_CHECK_S, max(0.0, left))):
+            return True, False
+        if sum(_size(f) for f in files) > OUTPUT_MAX_BYTES:
+            return False, True
+        if left <= OUTPUT_CHECK_S:
+            return False, False
+
+
 def run_child(
     argv: Sequence[str],
     result_path: Path,
@@ -247,9 +273,14 @@ def run_child(
                             "the child did not start", time.monotonic() - t0, t_spawn, time.time(), None)
         waiter = _Waiter(proc)
         timed_out = False
+        overflow = False
         leftovers = 0
         try:
-            if not waiter.wait(timeout):
+            ended, overflow = _wait_watching_output(waiter, timeout, (out_f, err_f))
+            if overflow:
+                kill_group(proc.pid, waiter.wait, grace)
+                notes.append(f"its output passed {OUTPUT_MAX_BYTES // 2**20} MiB: killed before it filled the disk")
+            elif not ended:
                 timed_out = True
                 leftovers = kill_group(proc.pid, waiter.wait, grace)
             t_exit = time.time()
@@ -271,7 +302,7 @@ def run_child(
     result, problem = read_result(result_path)
     rc = proc.returncode
     evidence = None
-    if rc == -signal.SIGKILL and not timed_out:
+    if rc == -signal.SIGKILL and not timed_out and not overflow:
         log, source = kernel_log()
         evidence = oom.judge(proc.pid, before, oom_counter(), log, source, None if since is None else since - 1.0)
     stage = (result or {}).get("stage") if isinstance((result or {}).get("stage"), str) else None
