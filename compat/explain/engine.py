@@ -16,8 +16,9 @@ if TYPE_CHECKING:
     from compat.facts import Facts
     from compat.matrix import Matrix
 
-# CSI sequences (colours, cursor moves), OSC sequences (titles, hyperlinks) and two-byte escapes.
-ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+# CSI sequences (colours, cursor moves), OSC sequences (titles, hyperlinks) and two-byte escapes. An OSC
+# without its terminator ends at the line's end: it must not swallow the rest of the log.
+ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n\r]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
 
 MAX_LINE = 4096
 """Longer lines are matched on a window around the keyword (minified JSON, progress bars)."""

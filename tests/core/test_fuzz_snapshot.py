@@ -98,6 +98,20 @@ def test_explain_cross_checks_against_odd_snapshots(run, tmp_path: Path, data: s
     check(run, "explain", str(log), "--snapshot", str(snap), "--json")
 
 
+VERSION_FLAGS = ("--driver", "--cuda", "--cudnn", "--torch", "--tensorflow", "--python", "--cc", "--gpu", "--os")
+
+
+@FUZZ
+@given(values=st.dictionaries(st.sampled_from(VERSION_FLAGS),
+                              st.one_of(st.text(max_size=12), st.text(alphabet="0123456789.+-_abcu ", max_size=16),
+                                        st.sampled_from(["535.104.05", "12.4", "2.5.1+cu124", "8.6", "9" * 5000])),
+                              min_size=1, max_size=4))
+def test_random_flag_values(run, values: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
+    """Malformed versions from the command line: exit 2 with one line, never a traceback."""
+    args = [a for flag, v in values.items() for a in (flag, v)]
+    check(run, "check", *args, "--json")
+
+
 # ------------------------------------------------------------------ regressions
 
 

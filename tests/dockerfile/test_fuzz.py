@@ -62,6 +62,18 @@ def test_random_instructions(run, tmp_path: Path, lines: list[tuple[str, list[st
 
 
 @FUZZ
+@given(req=st.lists(st.one_of(st.sampled_from(FRAGMENTS + ("-r requirements.txt", "--extra-index-url", "-c x",
+                                                         "torch==2.1.0", "tensorflow==2.15.0", "#", ";")),
+                              st.text(max_size=12)), max_size=20).map(" ".join),
+       build_arg=st.text(alphabet="${}:-#%ab'\"\\ 9.", max_size=20))
+def test_random_requirements_files_and_build_args(run, tmp_path: Path, req: str, build_arg: str) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "requirements.txt").write_text(req + "\n" + req.replace(" ", "\n"), encoding="utf-8", errors="surrogatepass")
+    text = ("ARG V\nFROM python:3.11\nCOPY requirements.txt /app/\nWORKDIR /app\n"
+            "RUN pip install -r requirements.txt torch==$V\n")
+    _dockerfile(run, tmp_path, text, "--build-arg", f"V={build_arg}")
+
+
+@FUZZ
 @given(value=st.text(alphabet="ab.-*?", max_size=30), word=st.text(alphabet="ab.-*?", max_size=12),
        op=st.sampled_from(["#", "##", "%", "%%", ":-", "-", ":+", "+", "?", ":?"]))
 def test_every_substitution_form_terminates(value: str, word: str, op: str) -> None:

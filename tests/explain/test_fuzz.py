@@ -3,6 +3,7 @@ built to make the signature regexes backtrack. Every input keeps the CLI contrac
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -66,6 +67,14 @@ def test_random_text_with_real_error_lines(run, tmp_path: Path, lines: list[str]
 def test_random_notebooks(run, tmp_path: Path, cells: object) -> None:  # type: ignore[no-untyped-def]
     doc = {"nbformat": 4, "cells": [{"outputs": [{"output_type": "error", "traceback": cells, "ename": cells}]}]}
     _explain(run, tmp_path, json.dumps(doc).encode(), "x.ipynb")
+
+
+@FUZZ
+@given(data=st.binary(max_size=4096))
+def test_random_bytes_on_stdin(run, monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data + b"\nCUDA error: out of memory\n")))
+    res = check(run, "explain", "-", "--json", what=f"explain - {data[:60]!r}")
+    assert res.code == 0 and json.loads(res.out)["diagnoses"][0]["category"] == "gpu_oom"
 
 
 def test_one_megabyte_line_without_newline(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -194,6 +203,15 @@ def test_notebook_nested_too_deep_is_read_as_text(run, tmp_path: Path) -> None: 
     frame = json.loads("[" * 900 + '"x"' + "]" * 900)
     doc = {"nbformat": 4, "cells": [{"outputs": [{"output_type": "error", "traceback": [frame]}]}]}
     _explain(run, tmp_path, json.dumps(doc).encode(), "deep2.ipynb")
+
+
+def test_unterminated_osc_sequence_does_not_hide_the_rest(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # `ESC ]` (a terminal title or hyperlink) cut before its BEL swallowed every later line of the block.
+    for junk in (b"\x1b]", b"\x1b]0;title", b"\x1b]8;;http://x"):
+        res = _explain(run, tmp_path, junk + b"\nRuntimeError: CUDA error: out of memory\n")
+        assert [d["category"] for d in json.loads(res.out)["diagnoses"]] == ["gpu_oom"], junk
+    res = _explain(run, tmp_path, b"\x1b]0;title\x07RuntimeError: CUDA error: out of memory\n")
+    assert json.loads(res.out)["diagnoses"][0]["evidence"] == ["RuntimeError: CUDA error: out of memory"]
 
 
 def test_file_name_that_is_not_utf8(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
