@@ -13,15 +13,29 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-ARGS = ["check", "--driver", "470.82.01", "--torch", "2.1.0+cu121", "--gpu", "RTX 4090", "--python", "3.11",
-        "--os", "linux", "--json"]
+ARGS = [
+    "check",
+    "--driver",
+    "470.82.01",
+    "--torch",
+    "2.1.0+cu121",
+    "--gpu",
+    "RTX 4090",
+    "--python",
+    "3.11",
+    "--os",
+    "linux",
+    "--json",
+]
 
 
 def wall(cmd: list[str], n: int) -> float:
     times = []
     for _ in range(n):
         t = time.perf_counter()
-        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, timeout=120, check=False)
+        subprocess.run(
+            cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, timeout=120, check=False
+        )
         times.append(time.perf_counter() - t)
     return statistics.median(times)
 
@@ -38,8 +52,11 @@ def main() -> None:
         "    t=time.perf_counter(); load_matrix(); ts.append(time.perf_counter()-t)\n"
         "print(statistics.median(ts))\n" % n
     )
-    load = float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                                timeout=300, check=True).stdout)
+    load = float(
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300, check=True
+        ).stdout
+    )
     imp = wall([sys.executable, "-c", "import compat.cli"], n)
     print(f"runs per measurement:        {n}")
     print(f"python -c pass (floor):      {floor * 1000:7.1f} ms")

@@ -30,8 +30,16 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def timed(argv: list[str], env: dict[str, str]) -> tuple[float, str]:
     t = time.perf_counter()
-    res = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False,
-                         stdin=subprocess.DEVNULL)
+    res = subprocess.run(
+        argv,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
     return time.perf_counter() - t, res.stdout
 
 
@@ -48,8 +56,12 @@ def main() -> None:
     if importlib.util.find_spec("torch") is None:
         sys.exit("bench_doctor: torch is not installed in this environment (collect_env needs it)")
     cache = Path(tempfile.mkdtemp(prefix="compat-bench-doctor-"))
-    env = {**os.environ, "COMPAT_CACHE_DIR": str(cache), "NO_COLOR": "1",
-           "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = {
+        **os.environ,
+        "COMPAT_CACHE_DIR": str(cache),
+        "NO_COLOR": "1",
+        "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    }
     doctor = [sys.executable, "-m", "compat", "doctor", "--no-smoke", "--json"]
     collect = [sys.executable, "-m", "torch.utils.collect_env"]
     try:
@@ -61,17 +73,26 @@ def main() -> None:
         shutil.rmtree(cache, ignore_errors=True)
     doc = json.loads(doc_text)
     meta = doc.get("probes", {}).get("meta", {})
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; runs: {n} (doctor --no-cache: {max(3, n // 2)})")
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; runs: {n} (doctor --no-cache: {max(3, n // 2)})"
+    )
     print(f"{'command':52s} {'median':>9s} {'vs collect_env':>15s}")
-    for label, s in (("python -m torch.utils.collect_env", ce), ("compat doctor --no-smoke (warm: import cached)", warm),
-                     ("compat doctor --no-smoke --no-cache (cold)", cold)):
+    for label, s in (
+        ("python -m torch.utils.collect_env", ce),
+        ("compat doctor --no-smoke (warm: import cached)", warm),
+        ("compat doctor --no-smoke --no-cache (cold)", cold),
+    ):
         print(f"{label:52s} {s * 1000:7.0f} ms {ce / s:13.2f}x")
     print()
     print(f"collect_env: {len([ln for ln in ce_text.splitlines() if ln.strip()])} lines of text")
-    print(f"doctor: {len(doc.get('findings', []))} findings, {len(doc.get('skipped', []))} skipped checks, "
-          f"{len(doc.get('facts', {}))} facts, probe sections: {', '.join(meta.get('probes', []))}")
-    print("doctor probe seconds (last warm run): "
-          + ", ".join(f"{k} {v:.3f}" for k, v in sorted(meta.get("seconds", {}).items())))
+    print(
+        f"doctor: {len(doc.get('findings', []))} findings, {len(doc.get('skipped', []))} skipped checks, "
+        f"{len(doc.get('facts', {}))} facts, probe sections: {', '.join(meta.get('probes', []))}"
+    )
+    print(
+        "doctor probe seconds (last warm run): "
+        + ", ".join(f"{k} {v:.3f}" for k, v in sorted(meta.get("seconds", {}).items()))
+    )
 
 
 if __name__ == "__main__":

@@ -43,34 +43,50 @@ def _noise_lines(rng: random.Random, n: int) -> list[str]:
         k = rng.random()
         ts = f"2025-03-{rng.randint(1, 28):02d} {rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}"
         if k < 0.35:
-            out.append(f"{ts} | INFO | trainer | epoch {rng.randint(0, 99)} step {i} loss={rng.random() * 3:.4f} "
-                       f"lr={rng.random() * 1e-3:.2e} grad_norm={rng.random() * 10:.3f} tokens/s={rng.randint(1000, 90000)}")
+            out.append(
+                f"{ts} | INFO | trainer | epoch {rng.randint(0, 99)} step {i} loss={rng.random() * 3:.4f} "
+                f"lr={rng.random() * 1e-3:.2e} grad_norm={rng.random() * 10:.3f} tokens/s={rng.randint(1000, 90000)}"
+            )
         elif k < 0.5:
-            bars = "".join(f"\rEpoch {rng.randint(0, 9)}: {p:3d}%|{'█' * (p // 10):10s}| {p * 37}/3700 "
-                           f"[01:{p % 60:02d}<02:{(100 - p) % 60:02d}, {rng.random() * 9:.2f}it/s, loss={rng.random():.3f}]"
-                           for p in range(0, 101, 20))
+            bars = "".join(
+                f"\rEpoch {rng.randint(0, 9)}: {p:3d}%|{'█' * (p // 10):10s}| {p * 37}/3700 "
+                f"[01:{p % 60:02d}<02:{(100 - p) % 60:02d}, {rng.random() * 9:.2f}it/s, loss={rng.random():.3f}]"
+                for p in range(0, 101, 20)
+            )
             out.append(bars)
         elif k < 0.62:
-            out.append(f"host-{rng.randint(1, 64)}:{rng.randint(1000, 9999)}:{rng.randint(1000, 9999)} [{rng.randint(0, 7)}] "
-                       f"NCCL INFO Channel {rng.randint(0, 31):02d}/0 : {rng.randint(0, 7)}[{rng.randint(0, 7)}] -> "
-                       f"{rng.randint(0, 7)}[{rng.randint(0, 7)}] via P2P/CUMEM/read")
+            out.append(
+                f"host-{rng.randint(1, 64)}:{rng.randint(1000, 9999)}:{rng.randint(1000, 9999)} [{rng.randint(0, 7)}] "
+                f"NCCL INFO Channel {rng.randint(0, 31):02d}/0 : {rng.randint(0, 7)}[{rng.randint(0, 7)}] -> "
+                f"{rng.randint(0, 7)}[{rng.randint(0, 7)}] via P2P/CUMEM/read"
+            )
         elif k < 0.72:
-            out.append(f"{ts}.{rng.randint(0, 999999):06d}: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1928] "
-                       f"Created device /job:localhost/replica:0/task:0/device:GPU:{rng.randint(0, 7)} with "
-                       f"{rng.randint(1000, 80000)} MB memory")
+            out.append(
+                f"{ts}.{rng.randint(0, 999999):06d}: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1928] "
+                f"Created device /job:localhost/replica:0/task:0/device:GPU:{rng.randint(0, 7)} with "
+                f"{rng.randint(1000, 80000)} MB memory"
+            )
         elif k < 0.8:
-            out.append(f"[{ts}] WARNING  dataset.py:{rng.randint(10, 900)} sample {rng.randint(0, 10**7)} has "
-                       f"{rng.randint(0, 5000)} tokens, truncating to 4096")
+            out.append(
+                f"[{ts}] WARNING  dataset.py:{rng.randint(10, 900)} sample {rng.randint(0, 10**7)} has "
+                f"{rng.randint(0, 5000)} tokens, truncating to 4096"
+            )
         elif k < 0.86:
-            out.append(f"|   {rng.randint(0, 7)}  NVIDIA H100 80GB HBM3          On  |   00000000:{rng.randint(10, 99)}:00.0 Off |"
-                       f"                    0 | N/A   {rng.randint(30, 80)}C    P0  {rng.randint(60, 700)}W / 700W |"
-                       f"  {rng.randint(0, 80000)}MiB / 81559MiB |    {rng.randint(0, 100)}%      Default |")
+            out.append(
+                f"|   {rng.randint(0, 7)}  NVIDIA H100 80GB HBM3          On  |   00000000:{rng.randint(10, 99)}:00.0 Off |"
+                f"                    0 | N/A   {rng.randint(30, 80)}C    P0  {rng.randint(60, 700)}W / 700W |"
+                f"  {rng.randint(0, 80000)}MiB / 81559MiB |    {rng.randint(0, 100)}%      Default |"
+            )
         elif k < 0.93:
-            out.append(f'{{"step": {i}, "loss": {rng.random():.5f}, "throughput": {rng.random() * 1000:.1f}, '
-                       f'"mem_alloc_gib": {rng.random() * 80:.2f}, "time": "{ts}"}}')
+            out.append(
+                f'{{"step": {i}, "loss": {rng.random():.5f}, "throughput": {rng.random() * 1000:.1f}, '
+                f'"mem_alloc_gib": {rng.random() * 80:.2f}, "time": "{ts}"}}'
+            )
         else:
-            out.append(f"  File \"/opt/conda/lib/python3.11/site-packages/torch/nn/modules/module.py\", line "
-                       f"{rng.randint(1, 2000)}, in _call_impl")
+            out.append(
+                f'  File "/opt/conda/lib/python3.11/site-packages/torch/nn/modules/module.py", line '
+                f"{rng.randint(1, 2000)}, in _call_impl"
+            )
     return out
 
 
@@ -115,7 +131,9 @@ def main() -> None:
         print(f"generated {real_mb:.0f} MB log in {time.perf_counter() - t:.1f} s")
 
         secs, cats, cand = scan(path)
-        print(f"in-process scan: {secs:.2f} s, {real_mb / secs:.0f} MB/s, {cand} candidate lines, diagnoses: {cats}")
+        print(
+            f"in-process scan: {secs:.2f} s, {real_mb / secs:.0f} MB/s, {cand} candidate lines, diagnoses: {cats}"
+        )
 
         tracemalloc.start()
         scan(path)
@@ -126,14 +144,23 @@ def main() -> None:
         env = dict(os.environ, PYTHONPATH=str(ROOT))
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         t = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "compat", "explain", "--json", str(path)], cwd=ROOT, env=env,
-                              stdin=subprocess.DEVNULL, capture_output=True, timeout=1200, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-m", "compat", "explain", "--json", str(path)],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=1200,
+            check=False,
+        )
         wall = time.perf_counter() - t
         rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         out = proc.stdout.decode("utf-8", errors="replace")
         cats = [d["category"] for d in json.loads(out)["diagnoses"]] if proc.returncode == 0 else []
-        print(f"compat explain --json: exit {proc.returncode}, {wall:.2f} s wall, {real_mb / wall:.0f} MB/s, "
-              f"max RSS {max(rss, before) / 1024:.0f} MB, diagnoses: {cats}")
+        print(
+            f"compat explain --json: exit {proc.returncode}, {wall:.2f} s wall, {real_mb / wall:.0f} MB/s, "
+            f"max RSS {max(rss, before) / 1024:.0f} MB, diagnoses: {cats}"
+        )
 
 
 if __name__ == "__main__":

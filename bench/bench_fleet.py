@@ -53,10 +53,18 @@ def main() -> None:
         walls = []
         for _ in range(runs):
             t0 = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "compat", "fleet", "merge", "--json", *files], cwd=ROOT,
-                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, timeout=300, check=False)
+            subprocess.run(
+                [sys.executable, "-m", "compat", "fleet", "merge", "--json", *files],
+                cwd=ROOT,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                timeout=300,
+                check=False,
+            )
             walls.append(time.perf_counter() - t0)
-        print(f"compat fleet merge --json, 64 files: {statistics.median(walls) * 1000:8.1f} ms wall (median of {runs})")
+        print(
+            f"compat fleet merge --json, 64 files: {statistics.median(walls) * 1000:8.1f} ms wall (median of {runs})"
+        )
 
 
 if __name__ == "__main__":

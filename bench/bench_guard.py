@@ -29,8 +29,15 @@ def median_ms(code: str, n: int, env: dict[str, str], before: object = None) -> 
         if callable(before):
             before()
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, timeout=300, check=False)
+        subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=300,
+            check=False,
+        )
         times.append(time.perf_counter() - t)
     return statistics.median(times) * 1000
 
@@ -41,15 +48,21 @@ def main() -> None:
     env = {**os.environ, "COMPAT_CACHE_DIR": str(cache)}
     floor = median_ms("pass", n, env)
     imp = median_ms("import compat", n, env)
-    subprocess.run([sys.executable, "-c", GUARD], cwd=ROOT, env=env, check=False, timeout=300)  # prime the cache
+    subprocess.run(
+        [sys.executable, "-c", GUARD], cwd=ROOT, env=env, check=False, timeout=300
+    )  # prime the cache
     warm = median_ms(GUARD, n, env)
 
     def clear() -> None:
         shutil.rmtree(cache, ignore_errors=True)
 
     cold = median_ms(GUARD, max(3, n // 4), env, before=clear)
-    rows = [("python -c pass", floor), ("import compat", imp), ("compat.guard() warm (cached)", warm),
-            ("compat.guard() cold", cold)]
+    rows = [
+        ("python -c pass", floor),
+        ("import compat", imp),
+        ("compat.guard() warm (cached)", warm),
+        ("compat.guard() cold", cold),
+    ]
     try:
         import importlib.util
 

@@ -31,8 +31,15 @@ def wall(cmd: list[str], n: int) -> float:
     times = []
     for _ in range(n):
         t = time.perf_counter()
-        subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
-                       timeout=600, check=False)
+        subprocess.run(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=ROOT,
+            timeout=600,
+            check=False,
+        )
         times.append(time.perf_counter() - t)
     return statistics.median(times)
 
@@ -49,16 +56,34 @@ def bench(framework: str, device: str, n: int, steps: int) -> None:
     total = statistics.median(r.seconds for r in runs)
     sps = statistics.median(r.samples_per_second or 0.0 for r in runs)
     r0 = runs[0]
-    print(f"\n{framework} {r0.framework_version} on {r0.device} ({r0.device_name}), {steps} steps of batch "
-          f"{r0.details['batch_size']}, median of {n}:")
+    print(
+        f"\n{framework} {r0.framework_version} on {r0.device} ({r0.device_name}), {steps} steps of batch "
+        f"{r0.details['batch_size']}, median of {n}:"
+    )
     print(f"  {'time to verdict':<16} {total:7.3f} s")
     for k in STAGES:
         share = 100 * med[k] / total if total else 0.0
         print(f"  {k:<16} {med[k]:7.3f} s  {share:5.1f} %")
     print(f"  {'throughput':<16} {sps:7.0f} samples/s (steady state)")
-    cli = wall([sys.executable, "-m", "compat", "smoke", "--json", "--framework", framework, "--device", device,
-                "--steps", str(steps)], max(1, n // 2))
-    print(f"  {'CLI wall':<16} {cli:7.3f} s  (`compat smoke --json`: + compat's own start-up {cli - total:+.3f} s)")
+    cli = wall(
+        [
+            sys.executable,
+            "-m",
+            "compat",
+            "smoke",
+            "--json",
+            "--framework",
+            framework,
+            "--device",
+            device,
+            "--steps",
+            str(steps),
+        ],
+        max(1, n // 2),
+    )
+    print(
+        f"  {'CLI wall':<16} {cli:7.3f} s  (`compat smoke --json`: + compat's own start-up {cli - total:+.3f} s)"
+    )
 
 
 def main() -> None:
@@ -70,7 +95,7 @@ def main() -> None:
     a = p.parse_args()
     print(f"python -c pass: {wall([sys.executable, '-c', 'pass'], 5):.3f} s (interpreter floor)")
     installed = installed_here()
-    for fw in (("torch", "tensorflow") if a.framework == "all" else (a.framework,)):
+    for fw in ("torch", "tensorflow") if a.framework == "all" else (a.framework,):
         if not installed.get(fw):
             print(f"\n{fw}: not installed, skipped")
             continue

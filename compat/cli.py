@@ -53,7 +53,10 @@ class State:
 @app.callback()
 def _root(
     matrix: Optional[str] = typer.Option(
-        None, "--matrix", metavar="DIR", help="Use the matrix in DIR (default: $COMPAT_MATRIX_DIR or the shipped one)."
+        None,
+        "--matrix",
+        metavar="DIR",
+        help="Use the matrix in DIR (default: $COMPAT_MATRIX_DIR or the shipped one).",
     ),
     version: bool = typer.Option(False, "--version", help="Print compat's version and exit."),
 ) -> None:
@@ -135,7 +138,9 @@ def main(argv: Optional[list[str]] = None) -> None:
     except Exception as exc:
         if os.environ.get("COMPAT_DEBUG"):
             raise
-        err(f"internal error: {type(exc).__name__}: {exc} (set COMPAT_DEBUG=1 for the traceback; please report it)")
+        err(
+            f"internal error: {type(exc).__name__}: {exc} (set COMPAT_DEBUG=1 for the traceback; please report it)"
+        )
         code = EXIT_INTERNAL
     sys.stdout.flush()
     raise SystemExit(code)

@@ -76,7 +76,10 @@ FACT_PARSERS: dict[str, tuple[Callable[[str], str], str]] = {
     "tf_archs": (_parse_archs, "architectures compiled into TensorFlow"),
     "torch_build": (lambda r: _parse_build(r, "torch_build"), "PyTorch build kind (cuda, cpu, rocm)"),
     "tf_build": (lambda r: _parse_build(r, "tf_build"), "TensorFlow build kind (cuda, cpu, rocm)"),
-    "tf_and_cuda": (lambda r: _parse_bool(r, "tf_and_cuda"), "TensorFlow installed with the [and-cuda] extra"),
+    "tf_and_cuda": (
+        lambda r: _parse_bool(r, "tf_and_cuda"),
+        "TensorFlow installed with the [and-cuda] extra",
+    ),
 }
 
 # Facts that describe a framework build: replacing the framework version invalidates them.
@@ -205,8 +208,10 @@ def apply_flags(facts: Facts, flags: Mapping[str, str | None], source_fmt: str =
             # --cc alone refines the GPUs already known (e.g. from a snapshot).
             gpus = tuple(replace(g, cc=cc_norm) for g in out.gpus)
             return out.with_gpus(gpus, out.gpus_source)
-        src = source_fmt.format("gpu" if gpu_name is not None else "cc") if source_fmt.startswith("--") else (
-            source_fmt.format("GPU" if gpu_name is not None else "CC")
+        src = (
+            source_fmt.format("gpu" if gpu_name is not None else "cc")
+            if source_fmt.startswith("--")
+            else (source_fmt.format("GPU" if gpu_name is not None else "CC"))
         )
         return out.with_gpus((Gpu(name=gname or None, cc=cc_norm, source=src, index=0),), src)
     return out
@@ -327,8 +332,10 @@ def load_snapshot(path: str | Path) -> Facts:
     except (RecursionError, ValueError) as exc:  # arrays nested ~1000 deep; an integer of over 4300 digits
         raise InputError(f"snapshot {str(p)!r} is not a compat snapshot: {json_error(exc)}") from None
     if json_too_deep(doc):
-        raise InputError(f"snapshot {str(p)!r} is not a compat snapshot: JSON nested more than "
-                         f"{MAX_JSON_DEPTH} levels deep")
+        raise InputError(
+            f"snapshot {str(p)!r} is not a compat snapshot: JSON nested more than "
+            f"{MAX_JSON_DEPTH} levels deep"
+        )
     return facts_from_json(doc, f"snapshot {str(p)!r}")
 
 

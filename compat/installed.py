@@ -11,8 +11,14 @@ from compat.errors import InputError
 from compat.facts import Fact, Facts, host_os, host_python, make_fact, missing
 
 _PIN_RE = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*(?:\[[^\]]*\])?\s*==\s*([0-9][0-9A-Za-z.+\-]*)\s*(?:;(.*))?$")
-FRAMEWORKS = {"torch": "torch", "tensorflow": "tensorflow", "tensorflow-cpu": "tensorflow", "tf-nightly": "tensorflow",
-              "jax": "jax", "jaxlib": "jaxlib"}
+FRAMEWORKS = {
+    "torch": "torch",
+    "tensorflow": "tensorflow",
+    "tensorflow-cpu": "tensorflow",
+    "tf-nightly": "tensorflow",
+    "jax": "jax",
+    "jaxlib": "jaxlib",
+}
 
 
 def distributions() -> dict[str, str]:
@@ -49,7 +55,12 @@ def nvidia_pins(reqs: Iterable[str], extra: Optional[str] = None) -> dict[str, s
 
 
 def cuda_from_pins(pins: Mapping[str, str]) -> Optional[str]:
-    for key in ("nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime-cu11", "nvidia-cuda-runtime-cu13", "nvidia-cuda-runtime"):
+    for key in (
+        "nvidia-cuda-runtime-cu12",
+        "nvidia-cuda-runtime-cu11",
+        "nvidia-cuda-runtime-cu13",
+        "nvidia-cuda-runtime",
+    ):
         if key in pins:
             parts = pins[key].split(".")
             return ".".join(parts[:2])
@@ -92,8 +103,9 @@ def _fact(name: str, raw: Optional[str], source: str) -> Fact:
         return missing(source, f"{source}: {exc}")
 
 
-def installed_facts(dists: Optional[Mapping[str, str]] = None,
-                    reqs: Optional[Mapping[str, list[str]]] = None) -> Facts:
+def installed_facts(
+    dists: Optional[Mapping[str, str]] = None, reqs: Optional[Mapping[str, list[str]]] = None
+) -> Facts:
     """OS, Python and the framework versions installed here, with the CUDA/cuDNN their pins imply."""
     d = watched_distributions() if dists is None else dists
     values: dict[str, Fact] = {
@@ -123,6 +135,7 @@ def installed_facts(dists: Optional[Mapping[str, str]] = None,
         extra = nvidia_pins(req(tf_name), extra="and-cuda")
         if extra:
             have = all(_installed_version(n) == v for n, v in extra.items())
-            values["tf_and_cuda"] = make_fact("tf_and_cuda", "true" if have else "false",
-                                              f"{tf_name}[and-cuda] requirements")
+            values["tf_and_cuda"] = make_fact(
+                "tf_and_cuda", "true" if have else "false", f"{tf_name}[and-cuda] requirements"
+            )
     return Facts(values=values)

@@ -174,7 +174,9 @@ def _where(file: str, section: str, i: int, row: Any, key: str = "version") -> s
     return f"{file}: {section}[{i}]{label}"
 
 
-def _str_field(row: Mapping[str, Any], key: str, where: str, p: _Problems, *, required: bool = True) -> str | None:
+def _str_field(
+    row: Mapping[str, Any], key: str, where: str, p: _Problems, *, required: bool = True
+) -> str | None:
     if key not in row or row[key] is None:
         if required:
             p.add(where, f"missing '{key}'")
@@ -240,7 +242,9 @@ def _updated(doc: Any, file: str, p: _Problems) -> _dt.date | None:
     if not isinstance(doc, dict):
         return None
     val = doc.get("updated")
-    if isinstance(val, _dt.date) and not isinstance(val, _dt.datetime):  # a timestamp does not compare with dates
+    if isinstance(val, _dt.date) and not isinstance(
+        val, _dt.datetime
+    ):  # a timestamp does not compare with dates
         return val
     if isinstance(val, str):
         try:
@@ -310,7 +314,6 @@ class LazyDocs(dict):  # type: ignore[type-arg]
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and self._load(key)
-
 
 
 @dataclass
@@ -502,7 +505,9 @@ def _parse_cuda(doc: Any, p: _Problems) -> tuple[list[CudaRelease], dict[int, Mi
         last = _str_field(row, "last_driver", w, p, required=False)
         last_branch: int | None = None
         if last is not None:
-            if not (last.isascii() and last.isdigit() and len(last) <= 6):  # int() takes "²" and refuses 5000 digits
+            if not (
+                last.isascii() and last.isdigit() and len(last) <= 6
+            ):  # int() takes "²" and refuses 5000 digits
                 p.add(w, f"'last_driver' must be a driver branch number like \"470\", got {last!r}")
             else:
                 last_branch = int(last)
@@ -511,8 +516,17 @@ def _parse_cuda(doc: Any, p: _Problems) -> tuple[list[CudaRelease], dict[int, Mi
         if cc is not None:
             if vals["added"] and vals["removed"] and vals["removed"] <= vals["added"]:
                 p.add(w, "'removed' is not after 'added'")
-            ccs.append(CCRow(cc, vals["added"], vals["deprecated"], vals["removed"], src, last_branch,
-                             row.get("last_driver_source")))
+            ccs.append(
+                CCRow(
+                    cc,
+                    vals["added"],
+                    vals["deprecated"],
+                    vals["removed"],
+                    src,
+                    last_branch,
+                    row.get("last_driver_source"),
+                )
+            )
     releases.sort(key=lambda r: r.version)
     ccs.sort(key=lambda r: r.cc)
     return releases, minor, ccs
@@ -572,8 +586,20 @@ def _parse_cudnn(doc: Any, p: _Problems) -> list[CudnnRelease]:
             if not isinstance(pk, dict) or not isinstance(pk.get("cuda_major"), int):
                 p.add(pw, "package needs an integer 'cuda_major'")
                 continue
-            cmin = _try(lambda s: parse_dotted(s, "CUDA version"), _str_field(pk, "cuda_min", pw, p, required=False), pw, "cuda_min", p)
-            cmax = _try(lambda s: parse_dotted(s, "CUDA version"), _str_field(pk, "cuda_max", pw, p, required=False), pw, "cuda_max", p)
+            cmin = _try(
+                lambda s: parse_dotted(s, "CUDA version"),
+                _str_field(pk, "cuda_min", pw, p, required=False),
+                pw,
+                "cuda_min",
+                p,
+            )
+            cmax = _try(
+                lambda s: parse_dotted(s, "CUDA version"),
+                _str_field(pk, "cuda_max", pw, p, required=False),
+                pw,
+                "cuda_max",
+                p,
+            )
             if cmin and cmax and cmax < cmin:
                 p.add(pw, "'cuda_max' is before 'cuda_min'")
             drv = _drivers(pk, "min_driver", pw, p) if "min_driver" in pk else {o: None for o in OSES}
@@ -622,7 +648,9 @@ def _archs(val: Any, w: str, p: _Problems, key: str) -> tuple[Arch, ...] | None:
 def _pins(val: Any, w: str, key: str, p: _Problems) -> dict[str, str]:
     if val is None:
         return {}
-    if not isinstance(val, dict) or not all(isinstance(k, str) and isinstance(x, str) for k, x in val.items()):
+    if not isinstance(val, dict) or not all(
+        isinstance(k, str) and isinstance(x, str) for k, x in val.items()
+    ):
         p.add(w, f"'{key}' must map package names to quoted versions")
         return {}
     return dict(val)
@@ -678,8 +706,14 @@ def _parse_torch(doc: Any, p: _Problems) -> list[TorchRelease]:
             seen.add(v)
             out.append(
                 TorchRelease(
-                    v, raw or "", py, default, str(row.get("pypi_default_windows", default_win)),
-                    _pins(row.get("pypi_requires"), w, "pypi_requires", p), tuple(variants), src,
+                    v,
+                    raw or "",
+                    py,
+                    default,
+                    str(row.get("pypi_default_windows", default_win)),
+                    _pins(row.get("pypi_requires"), w, "pypi_requires", p),
+                    tuple(variants),
+                    src,
                 )
             )
     out.sort(key=lambda r: r.version)
@@ -712,7 +746,19 @@ def _parse_tf(doc: Any, p: _Problems) -> list[TfRelease]:
             if v in seen:
                 p.add(w, "duplicate release")
             seen.add(v)
-            out.append(TfRelease(v, raw or "", py, cuda, cudnn, _pins(row.get("and_cuda"), w, "and_cuda", p), wg, archs, src))
+            out.append(
+                TfRelease(
+                    v,
+                    raw or "",
+                    py,
+                    cuda,
+                    cudnn,
+                    _pins(row.get("and_cuda"), w, "and_cuda", p),
+                    wg,
+                    archs,
+                    src,
+                )
+            )
     out.sort(key=lambda r: r.version)
     return out
 
@@ -761,8 +807,11 @@ def _parse_known(doc: Any, p: _Problems) -> list[KnownIssue]:
             if iid in ids:
                 p.add(w, "duplicate id")
             ids.add(iid)
-            out.append(KnownIssue(iid, title, when, str(sev), msg, fix.get("text"), fix.get("command"), src,
-                                  tuple(req)))
+            out.append(
+                KnownIssue(
+                    iid, title, when, str(sev), msg, fix.get("text"), fix.get("command"), src, tuple(req)
+                )
+            )
     return out
 
 
@@ -888,7 +937,10 @@ def load_matrix(directory: str | Path | None = None, *, validate_extras: bool = 
         except Exception as exc:  # yaml.YAMLError, UnicodeDecodeError, OSError
             mark = getattr(exc, "problem_mark", None)
             loc = f" line {mark.line + 1}" if mark is not None else ""
-            p.add(f"{path.name}{loc}", f"cannot be parsed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+            p.add(
+                f"{path.name}{loc}",
+                f"cannot be parsed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+            )
     for name in CORE_FILES:
         if name not in docs and not any(item.startswith(name) for item in p.items):
             p.add(name, "missing")
@@ -903,7 +955,9 @@ def load_matrix(directory: str | Path | None = None, *, validate_extras: bool = 
     torch = _parse_torch(docs["pytorch.yaml"], p) if "pytorch.yaml" in docs else []
     tf = _parse_tf(docs["tensorflow.yaml"], p) if "tensorflow.yaml" in docs else []
     known = _parse_known(docs["known_issues.yaml"], p) if "known_issues.yaml" in docs else []
-    m = Matrix(d, updated, cuda, minor, ccs, gpus, cudnn, torch, tf, known, raw=LazyDocs(d, docs), _gpu_index=index)
+    m = Matrix(
+        d, updated, cuda, minor, ccs, gpus, cudnn, torch, tf, known, raw=LazyDocs(d, docs), _gpu_index=index
+    )
     _cross_checks(m, p)
     if validate_extras:
         for name, doc in docs.items():

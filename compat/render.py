@@ -66,7 +66,9 @@ def _fact_line(facts: Mapping[str, Any]) -> str:
 
 def render_finding(f: Finding, st: Style) -> list[str]:
     loc = f" (line {f.line})" if f.line is not None else ""
-    lines = [f"  {st(_MARK[f.severity] + ' ' + f.severity, f.severity)}  {f.title}{loc}  {st('[' + f.id + ']', 'dim')}"]
+    lines = [
+        f"  {st(_MARK[f.severity] + ' ' + f.severity, f.severity)}  {f.title}{loc}  {st('[' + f.id + ']', 'dim')}"
+    ]
     lines.append(f"      {f.message}")
     for fix in f.fixes:
         lines.append(f"      → {fix.text}")
@@ -82,7 +84,9 @@ def render_text(report: Report, title: str, stream: IO[str] | None = None, *, ve
     verdict = report.verdict
     head = f"{title}: {st(verdict.upper(), 'ok' if verdict == 'ok' else verdict)}"
     summary = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n)
-    lines = [f"{head}{' (' + summary + ')' if summary else ''}   {st('matrix updated ' + report.matrix_updated, 'dim')}"]
+    lines = [
+        f"{head}{' (' + summary + ')' if summary else ''}   {st('matrix updated ' + report.matrix_updated, 'dim')}"
+    ]
     by_group: dict[str, list[Finding]] = {}
     for f in report.sorted_findings():
         by_group.setdefault(f.group, []).append(f)
@@ -100,8 +104,13 @@ def render_text(report: Report, title: str, stream: IO[str] | None = None, *, ve
         lines.append(st("  ✓ no problems found with the facts given", "ok"))
     if report.skipped:
         lines.append("")
-        lines.append(st(f"Skipped ({len(report.skipped)})" + ("" if verbose else ": checks without the facts they need"),
-                        "dim"))
+        lines.append(
+            st(
+                f"Skipped ({len(report.skipped)})"
+                + ("" if verbose else ": checks without the facts they need"),
+                "dim",
+            )
+        )
         for s in report.skipped:
             lines.append(st(f"  - {s.id}: {s.reason}", "dim"))
     fl = _fact_line(report.facts)

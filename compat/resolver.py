@@ -35,8 +35,22 @@ DRIVER_GPU = "driver.gpu-support"
 KNOWN_ISSUE = "known"
 
 CHECK_IDS = (
-    DRIVER_CUDA, TOOLKIT_ARCH, WHEEL_ARCH, PYTHON_FRAMEWORK, TF_CUDA, TF_CUDNN, TF_WINDOWS, TORCH_VARIANT,
-    CUDNN_CUDA, CUDNN_ARCH, CUDNN_DRIVER, CPU_BUILD, UNKNOWN_VERSION, UNKNOWN_GPU, GPU_REQUIRED, DRIVER_GPU,
+    DRIVER_CUDA,
+    TOOLKIT_ARCH,
+    WHEEL_ARCH,
+    PYTHON_FRAMEWORK,
+    TF_CUDA,
+    TF_CUDNN,
+    TF_WINDOWS,
+    TORCH_VARIANT,
+    CUDNN_CUDA,
+    CUDNN_ARCH,
+    CUDNN_DRIVER,
+    CPU_BUILD,
+    UNKNOWN_VERSION,
+    UNKNOWN_GPU,
+    GPU_REQUIRED,
+    DRIVER_GPU,
 )
 
 Result = Union[Finding, Skip]
@@ -135,16 +149,25 @@ def _v(facts: Facts, name: str) -> Version | None:
 
 def _unknown(m: Matrix, what: str, raw: str, newest: Version | None, file: str, fact: str) -> Finding:
     if newest is not None and Version(Version(raw).public) > newest:
-        msg = (f"{what} {raw} is newer than anything in the matrix (newest known: {newest}; "
-               f"matrix updated {m.updated_for(file)}). Checks that need it are skipped.")
+        msg = (
+            f"{what} {raw} is newer than anything in the matrix (newest known: {newest}; "
+            f"matrix updated {m.updated_for(file)}). Checks that need it are skipped."
+        )
         title = f"{what} {raw} is newer than the matrix"
     else:
-        msg = (f"{what} {raw} is not a release the matrix knows (matrix updated {m.updated_for(file)}). "
-               "Checks that need it are skipped.")
+        msg = (
+            f"{what} {raw} is not a release the matrix knows (matrix updated {m.updated_for(file)}). "
+            "Checks that need it are skipped."
+        )
         title = f"{what} {raw} is unknown to the matrix"
-    return Finding(UNKNOWN_VERSION, "info", title, msg,
-                   (Fix("Update compat to get newer matrix data", "pip install --upgrade compat"),),
-                   {fact: raw})
+    return Finding(
+        UNKNOWN_VERSION,
+        "info",
+        title,
+        msg,
+        (Fix("Update compat to get newer matrix data", "pip install --upgrade compat"),),
+        {fact: raw},
+    )
 
 
 _CU_TAG = re.compile(r"^cu(\d+)(\d)$")
@@ -193,7 +216,9 @@ def _build_torch(ctx: Ctx) -> None:
         t.build = _tag_build(tag)
     ctx.torch = t
     if rel is None and ctx.facts.get("torch_cuda") is None:
-        ctx.notes.append(_unknown(ctx.m, "PyTorch", f.raw or "", ctx.m.newest_torch(), "pytorch.yaml", "torch"))
+        ctx.notes.append(
+            _unknown(ctx.m, "PyTorch", f.raw or "", ctx.m.newest_torch(), "pytorch.yaml", "torch")
+        )
 
 
 def _build_tf(ctx: Ctx) -> None:
@@ -202,8 +227,15 @@ def _build_tf(ctx: Ctx) -> None:
         return
     v = Version(f.value)
     rel = ctx.m.tf_release(v)
-    t = Tf(f.raw or "", v, rel, rel.cuda if rel else None, rel.cudnn if rel else None,
-           rel.archs if rel else None, None)
+    t = Tf(
+        f.raw or "",
+        v,
+        rel,
+        rel.cuda if rel else None,
+        rel.cudnn if rel else None,
+        rel.archs if rel else None,
+        None,
+    )
     for name, attr in (("tf_cuda", "cuda"), ("tf_cudnn", "cudnn")):
         pf = ctx.facts.get(name)
         if pf is not None:
@@ -216,7 +248,9 @@ def _build_tf(ctx: Ctx) -> None:
     ctx.tf = t
     if rel is None and ctx.facts.get("tf_cuda") is None:
         ctx.notes.append(
-            _unknown(ctx.m, "TensorFlow", f.raw or "", ctx.m.newest_tensorflow(), "tensorflow.yaml", "tensorflow")
+            _unknown(
+                ctx.m, "TensorFlow", f.raw or "", ctx.m.newest_tensorflow(), "tensorflow.yaml", "tensorflow"
+            )
         )
 
 
@@ -234,12 +268,23 @@ def _build_gpus(ctx: Ctx) -> None:
             if row is not None:
                 cc = row.cc
             else:
-                ctx.notes.append(Finding(
-                    UNKNOWN_GPU, "info", f"GPU {g.name!r} is not in the matrix",
-                    f"The compute capability of {g.name!r} is unknown (matrix updated {ctx.m.updated_for('gpus.yaml')}); "
-                    "architecture checks are skipped. Give it with --cc X.Y.",
-                    (Fix("Name the compute capability explicitly", f"compat check --cc X.Y --gpu {g.name!r}"),),
-                    {"gpu": g.name}, group="driver"))
+                ctx.notes.append(
+                    Finding(
+                        UNKNOWN_GPU,
+                        "info",
+                        f"GPU {g.name!r} is not in the matrix",
+                        f"The compute capability of {g.name!r} is unknown (matrix updated {ctx.m.updated_for('gpus.yaml')}); "
+                        "architecture checks are skipped. Give it with --cc X.Y.",
+                        (
+                            Fix(
+                                "Name the compute capability explicitly",
+                                f"compat check --cc X.Y --gpu {g.name!r}",
+                            ),
+                        ),
+                        {"gpu": g.name},
+                        group="driver",
+                    )
+                )
         out.append(GpuInfo(label, cc))
     # One entry per distinct (label, cc): eight identical GPUs are one check.
     seen: dict[tuple[str, CC | None], GpuInfo] = {}
@@ -253,18 +298,35 @@ def build_context(facts: Facts, m: Matrix, require_gpu: bool = False) -> Ctx:
     drv = facts.get("driver")
     py = facts.get("python")
     ctx = Ctx(
-        facts=facts, m=m, require_gpu=require_gpu, os=os_f.value if os_f else None,
-        driver=_v(facts, "driver"), driver_raw=drv.raw if drv else None, gpus=None,
-        python=parse_python(py.raw) if py and py.raw else None, cuda=_v(facts, "cuda"), cudnn=_v(facts, "cudnn"),
-        torch=None, tf=None, python_tag=python_wheel_tag(py.raw) if py and py.raw else None,
+        facts=facts,
+        m=m,
+        require_gpu=require_gpu,
+        os=os_f.value if os_f else None,
+        driver=_v(facts, "driver"),
+        driver_raw=drv.raw if drv else None,
+        gpus=None,
+        python=parse_python(py.raw) if py and py.raw else None,
+        cuda=_v(facts, "cuda"),
+        cudnn=_v(facts, "cudnn"),
+        torch=None,
+        tf=None,
+        python_tag=python_wheel_tag(py.raw) if py and py.raw else None,
     )
     _build_gpus(ctx)
     _build_torch(ctx)
     _build_tf(ctx)
-    if ctx.cuda is not None and m.cuda_release(ctx.cuda) is None and ctx.cuda.release[0] not in m.minor_compat:
-        ctx.notes.append(_unknown(m, "CUDA", facts.get("cuda").raw or "", m.newest_cuda(), "cuda.yaml", "cuda"))  # type: ignore[union-attr]
+    if (
+        ctx.cuda is not None
+        and m.cuda_release(ctx.cuda) is None
+        and ctx.cuda.release[0] not in m.minor_compat
+    ):
+        ctx.notes.append(
+            _unknown(m, "CUDA", facts.get("cuda").raw or "", m.newest_cuda(), "cuda.yaml", "cuda")
+        )  # type: ignore[union-attr]
     if ctx.cudnn is not None and m.cudnn_release(ctx.cudnn) is None:
-        ctx.notes.append(_unknown(m, "cuDNN", facts.get("cudnn").raw or "", m.newest_cudnn(), "cudnn.yaml", "cudnn"))  # type: ignore[union-attr]
+        ctx.notes.append(
+            _unknown(m, "cuDNN", facts.get("cudnn").raw or "", m.newest_cudnn(), "cudnn.yaml", "cudnn")
+        )  # type: ignore[union-attr]
     return ctx
 
 
@@ -278,21 +340,35 @@ def _fmt_driver(raw: str | None) -> str:
 def runtimes(ctx: Ctx) -> list[Runtime]:
     out: list[Runtime] = []
     if ctx.torch is not None and ctx.torch.cuda and ctx.torch.build != "cpu":
-        how = ("reported by the installed build" if ctx.facts.get("torch_cuda") is not None
-               else f"the {ctx.torch.tag} wheel bundles it")
+        how = (
+            "reported by the installed build"
+            if ctx.facts.get("torch_cuda") is not None
+            else f"the {ctx.torch.tag} wheel bundles it"
+        )
         out.append(Runtime(ctx.torch.label, Version(ctx.torch.cuda), ctx.torch.cuda, how))
     if ctx.tf is not None and ctx.tf.cuda and ctx.tf.build != "cpu":
-        how = ("reported by the installed build" if ctx.facts.get("tf_cuda") is not None
-               else "its tested build configuration")
+        how = (
+            "reported by the installed build"
+            if ctx.facts.get("tf_cuda") is not None
+            else "its tested build configuration"
+        )
         out.append(Runtime(f"TensorFlow {ctx.tf.raw}", Version(ctx.tf.cuda), ctx.tf.cuda, how))
     if ctx.cuda is not None:
         f = ctx.facts.get("cuda")
-        out.append(Runtime(f"CUDA {f.raw if f else ctx.cuda}", ctx.cuda, (f.raw if f else None) or str(ctx.cuda),
-                           f"given by {f.source}" if f else ""))
+        out.append(
+            Runtime(
+                f"CUDA {f.raw if f else ctx.cuda}",
+                ctx.cuda,
+                (f.raw if f else None) or str(ctx.cuda),
+                f"given by {f.source}" if f else "",
+            )
+        )
     return out
 
 
-def driver_requirement(m: Matrix, cuda: Version, os_name: str) -> tuple[str | None, str | None, CudaRelease | None]:
+def driver_requirement(
+    m: Matrix, cuda: Version, os_name: str
+) -> tuple[str | None, str | None, CudaRelease | None]:
     """(minor-compat floor, the release's own minimum driver, the release row) for running `cuda`."""
     rel = m.cuda_release(cuda)
     floor_row = m.minor_compat.get(cuda.release[0])
@@ -329,8 +405,9 @@ def _variant_commands(ctx: Ctx, want: Callable[[TorchVariant], bool], limit: int
 
     def cmd(r: TorchRelease, var: TorchVariant) -> Fix:
         url = var.index_url or f"https://download.pytorch.org/whl/{var.tag}"
-        return Fix(f"Install the {var.tag} build of torch {r.raw}",
-                   f"pip install torch=={r.raw} --index-url {url}")
+        return Fix(
+            f"Install the {var.tag} build of torch {r.raw}", f"pip install torch=={r.raw} --index-url {url}"
+        )
 
     if rel is not None:
         cands = [v for v in rel.variants if v.is_cuda and want(v)]
@@ -362,8 +439,13 @@ def arch_support(archs: tuple[Arch, ...], cc: CC) -> tuple[str, Arch | None]:
             continue
         if a.cc == cc:
             return "sass", a
-        if a.suffix != "a" and a.cc.major == cc.major and a.cc.minor <= cc.minor \
-                and a.cc not in TEGRA_CCS and cc not in TEGRA_CCS:
+        if (
+            a.suffix != "a"
+            and a.cc.major == cc.major
+            and a.cc.minor <= cc.minor
+            and a.cc not in TEGRA_CCS
+            and cc not in TEGRA_CCS
+        ):
             return "sass", a
     ptx = [a for a in archs if a.kind == "compute" and a.suffix == "" and a.cc <= cc]
     if ptx:
@@ -395,13 +477,21 @@ def check_driver_cuda(ctx: Ctx) -> Iterator[Result]:
             yield Skip(DRIVER_CUDA, "macOS has no NVIDIA CUDA driver")
         return
     if not rts:
-        fws = [(w, fw.build) for w, fw in ((ctx.torch.label if ctx.torch else "", ctx.torch),
-                                           (f"TensorFlow {ctx.tf.raw}" if ctx.tf else "", ctx.tf)) if fw is not None]
+        fws = [
+            (w, fw.build)
+            for w, fw in (
+                (ctx.torch.label if ctx.torch else "", ctx.torch),
+                (f"TensorFlow {ctx.tf.raw}" if ctx.tf else "", ctx.tf),
+            )
+            if fw is not None
+        ]
         unknown = [w for w, b in fws if b in (None, "cuda")]
         if unknown:
             reason = f"the CUDA runtime of {' and '.join(unknown)} is not in the matrix (give --cuda)"
         elif fws:
-            reason = f"{' and '.join(w for w, _ in fws)}: not a CUDA build, no CUDA runtime to check (give --cuda)"
+            reason = (
+                f"{' and '.join(w for w, _ in fws)}: not a CUDA build, no CUDA runtime to check (give --cuda)"
+            )
         else:
             reason = "no CUDA runtime known (give --torch, --tensorflow or --cuda)"
         yield Skip(DRIVER_CUDA, reason)
@@ -419,8 +509,11 @@ def check_driver_cuda(ctx: Ctx) -> Iterator[Result]:
         floor, own, rel = driver_requirement(ctx.m, rt.cuda, os_name)
         facts = {"driver": ctx.driver_raw, "cuda": rt.cuda_raw, "os": os_name}
         if floor is None and own is None:
-            yield Skip(DRIVER_CUDA, f"the matrix has no {ctx.os_label()} driver requirement for CUDA {rt.cuda_raw} "
-                       f"({rt.who}; matrix updated {ctx.m.updated_for('cuda.yaml')})")
+            yield Skip(
+                DRIVER_CUDA,
+                f"the matrix has no {ctx.os_label()} driver requirement for CUDA {rt.cuda_raw} "
+                f"({rt.who}; matrix updated {ctx.m.updated_for('cuda.yaml')})",
+            )
             continue
         state = driver_can_run(ctx.m, ctx.driver, rt.cuda, os_name)
         need = own or floor
@@ -431,26 +524,36 @@ def check_driver_cuda(ctx: Ctx) -> Iterator[Result]:
                 # A variant this driver runs, at least under minor-version compatibility.
                 fixes += _variant_commands(ctx, _runs_under(ctx, ctx.driver, os_name))
             major = rt.cuda.release[0]
-            floor_txt = (f"; CUDA {major}.x needs at least {floor} even under minor-version compatibility"
-                         if ctx.m.minor_compat.get(major) and floor and (own is None or Version(floor) < Version(own))
-                         else "")
+            floor_txt = (
+                f"; CUDA {major}.x needs at least {floor} even under minor-version compatibility"
+                if ctx.m.minor_compat.get(major) and floor and (own is None or Version(floor) < Version(own))
+                else ""
+            )
             yield Finding(
-                DRIVER_CUDA, "error",
+                DRIVER_CUDA,
+                "error",
                 f"Driver {_fmt_driver(ctx.driver_raw)} is too old for CUDA {rt.cuda_raw} ({rt.who})",
                 f"{rt.who} uses the CUDA {rt.cuda_raw} runtime ({rt.how}). NVIDIA driver {ctx.driver_raw} on "
                 f"{ctx.os_label()} cannot run it: {rel.name if rel else 'CUDA ' + rt.cuda_raw} needs driver ≥ {need}"
                 f"{floor_txt}. Expect 'CUDA driver version is insufficient for CUDA runtime version' or "
                 "'The NVIDIA driver on your system is too old'.",
-                tuple(fixes), facts, group="driver")
+                tuple(fixes),
+                facts,
+                group="driver",
+            )
         elif state == "minor":
             yield Finding(
-                DRIVER_CUDA, "warning",
+                DRIVER_CUDA,
+                "warning",
                 f"Driver {ctx.driver_raw} runs CUDA {rt.cuda_raw} ({rt.who}) only under minor-version compatibility",
                 f"{rel.name if rel else 'CUDA ' + rt.cuda_raw} ships with driver ≥ {own}; driver {ctx.driver_raw} is above "
                 f"the CUDA {rt.cuda.release[0]}.x floor ({floor}), so it runs with limits: PTX compiled by this "
                 "toolkit cannot be JIT-compiled (CUDA_ERROR_UNSUPPORTED_PTX_VERSION) and some newer APIs "
                 "return cudaErrorCallRequiresNewerDriver.",
-                (drv_fix,), facts, group="driver")
+                (drv_fix,),
+                facts,
+                group="driver",
+            )
 
 
 def _driver_cuda_only(ctx: Ctx, rts: list[Runtime], driver_cuda: Version, raw: str) -> Iterator[Result]:
@@ -461,22 +564,41 @@ def _driver_cuda_only(ctx: Ctx, rts: list[Runtime], driver_cuda: Version, raw: s
             floor_row = ctx.m.minor_compat.get(rt.cuda.release[0])
             floor = floor_row.floor.get(ctx.driver_os()) if floor_row else None
             yield Finding(
-                DRIVER_CUDA, "error", f"The driver supports CUDA {raw}, too old for CUDA {rt.cuda_raw} ({rt.who})",
+                DRIVER_CUDA,
+                "error",
+                f"The driver supports CUDA {raw}, too old for CUDA {rt.cuda_raw} ({rt.who})",
                 f"{rt.who} uses the CUDA {rt.cuda_raw} runtime ({rt.how}); the installed driver supports CUDA {raw} at "
                 f"most, and a CUDA {rt.cuda.release[0]}.x runtime needs a CUDA {rt.cuda.release[0]} driver"
-                + (f" (≥ {floor})" if floor else "") + ".",
-                (Fix(f"Install an NVIDIA driver for CUDA {rt.cuda.release[0]}.x" + (f" (≥ {floor})" if floor else "")),),
-                facts, group="driver")
+                + (f" (≥ {floor})" if floor else "")
+                + ".",
+                (
+                    Fix(
+                        f"Install an NVIDIA driver for CUDA {rt.cuda.release[0]}.x"
+                        + (f" (≥ {floor})" if floor else "")
+                    ),
+                ),
+                facts,
+                group="driver",
+            )
         elif rt.cuda.release[:2] > driver_cuda.release[:2]:
             yield Finding(
-                DRIVER_CUDA, "warning", f"The driver supports CUDA {raw}; CUDA {rt.cuda_raw} ({rt.who}) needs "
+                DRIVER_CUDA,
+                "warning",
+                f"The driver supports CUDA {raw}; CUDA {rt.cuda_raw} ({rt.who}) needs "
                 "minor-version compatibility",
                 f"{rt.who} uses CUDA {rt.cuda_raw}, newer than the driver's CUDA {raw}. It runs only under "
                 "minor-version compatibility (no PTX JIT of newer code, some APIs unavailable). The driver version "
                 "itself is unknown, so compat cannot say more.",
-                (Fix("Give the driver version for a precise answer", "compat check --driver $(nvidia-smi "
-                     "--query-gpu=driver_version --format=csv,noheader | head -1)"),),
-                facts, group="driver")
+                (
+                    Fix(
+                        "Give the driver version for a precise answer",
+                        "compat check --driver $(nvidia-smi "
+                        "--query-gpu=driver_version --format=csv,noheader | head -1)",
+                    ),
+                ),
+                facts,
+                group="driver",
+            )
 
 
 def check_driver_gpu(ctx: Ctx) -> Iterator[Result]:
@@ -490,19 +612,29 @@ def check_driver_gpu(ctx: Ctx) -> Iterator[Result]:
         row = ctx.m.cc_row(g.cc)
         if row is None or row.last_driver is None or branch <= row.last_driver:
             continue
-        newest = [r for r in ctx.m.cuda_releases if any(
-            d is not None and Version(d).release[0] <= row.last_driver for d in r.min_driver.values())]
+        newest = [
+            r
+            for r in ctx.m.cuda_releases
+            if any(d is not None and Version(d).release[0] <= row.last_driver for d in r.min_driver.values())
+        ]
         cuda_max = max(newest, key=lambda r: r.version).raw if newest else None
         yield Finding(
-            DRIVER_GPU, "error",
+            DRIVER_GPU,
+            "error",
             f"Driver {ctx.driver_raw} does not support {g.label} ({g.cc.sm})",
             f"NVIDIA's last driver branch for compute capability {g.cc} is R{row.last_driver}; driver "
             f"{ctx.driver_raw} (R{branch}) does not drive {g.label}, so nvidia-smi and every framework see no GPU "
             f"(source: {row.last_driver_source}).",
-            (Fix(f"Install the R{row.last_driver} driver branch" +
-                 (f" (it runs CUDA up to {cuda_max})" if cuda_max else "")),
-             Fix("Or move to a GPU that current drivers support")),
-            {"driver": ctx.driver_raw, "cc": str(g.cc)}, group="driver")
+            (
+                Fix(
+                    f"Install the R{row.last_driver} driver branch"
+                    + (f" (it runs CUDA up to {cuda_max})" if cuda_max else "")
+                ),
+                Fix("Or move to a GPU that current drivers support"),
+            ),
+            {"driver": ctx.driver_raw, "cc": str(g.cc)},
+            group="driver",
+        )
 
 
 def check_toolkit_arch(ctx: Ctx) -> Iterator[Result]:
@@ -526,28 +658,44 @@ def check_toolkit_arch(ctx: Ctx) -> Iterator[Result]:
         assert row is not None
         if row.removed is not None and ctx.cuda >= row.removed:
             why = f"support for {g.cc.sm} was removed in CUDA {row.removed}"
-            good = [r for r in ctx.m.cuda_releases if r.version < row.removed and
-                    (row.added is None or r.version >= row.added)]
+            good = [
+                r
+                for r in ctx.m.cuda_releases
+                if r.version < row.removed and (row.added is None or r.version >= row.added)
+            ]
         else:
             why = f"{g.cc.sm} needs CUDA ≥ {row.added}"
             good = [r for r in ctx.m.cuda_releases if row.added is not None and r.version >= row.added]
         target = max(good, key=lambda r: r.version) if good else None
         fixes = (Fix(f"Use CUDA toolkit {target.raw} (the newest that targets {g.cc.sm})"),) if target else ()
         yield Finding(
-            TOOLKIT_ARCH, "error",
+            TOOLKIT_ARCH,
+            "error",
             f"CUDA {ctx.cuda} cannot compile for {g.label} ({g.cc.sm})",
             f"nvcc from CUDA {ctx.cuda} cannot generate code for compute capability {g.cc}: {why}. Building CUDA "
             "extensions (pip install of packages with CUDA code, TORCH_CUDA_ARCH_LIST) fails with "
             f"\"nvcc fatal : Unsupported gpu architecture 'compute_{g.cc.major}{g.cc.minor}'\".",
-            fixes, {"cuda": str(ctx.cuda), "cc": str(g.cc)}, group="cuda")
+            fixes,
+            {"cuda": str(ctx.cuda), "cc": str(g.cc)},
+            group="cuda",
+        )
 
 
-def _wheel_arch_one(ctx: Ctx, who: str, cuda: str | None, archs: tuple[Arch, ...], g: GpuInfo,
-                    fix_pool: Callable[[CC], list[Fix]]) -> Iterator[Result]:
+def _wheel_arch_one(
+    ctx: Ctx,
+    who: str,
+    cuda: str | None,
+    archs: tuple[Arch, ...],
+    g: GpuInfo,
+    fix_pool: Callable[[CC], list[Fix]],
+) -> Iterator[Result]:
     assert g.cc is not None
     how, arch = arch_support(archs, g.cc)
-    facts = {"cc": str(g.cc), "archs": [str(a) for a in archs],
-             ("torch" if who.startswith("torch") else "tensorflow"): who.split(" ", 1)[1].split(" ")[0]}
+    facts = {
+        "cc": str(g.cc),
+        "archs": [str(a) for a in archs],
+        ("torch" if who.startswith("torch") else "tensorflow"): who.split(" ", 1)[1].split(" ")[0],
+    }
     if how == "sass":
         return
     if how == "ptx":
@@ -558,32 +706,57 @@ def _wheel_arch_one(ctx: Ctx, who: str, cuda: str | None, archs: tuple[Arch, ...
             # with the driver it asks for, the PTX JIT below works.
             if state == "minor":
                 yield Finding(
-                    WHEEL_ARCH, "error",
+                    WHEEL_ARCH,
+                    "error",
                     f"{who} has no kernels for {g.label} ({g.cc.sm}) and the driver cannot JIT its PTX",
                     f"{who} ships SASS for {_archs_text(archs)}; {g.label} (compute capability {g.cc}) can only run "
                     f"its {arch} PTX, which the driver must JIT-compile. PTX from CUDA {cuda} needs a driver at "
                     f"least as new as that toolkit's; driver {ctx.driver_raw} is older, so kernels fail with "
                     "'the provided PTX was compiled with an unsupported toolchain'.",
-                    tuple(fix_pool(g.cc)), facts, group="frameworks")
+                    tuple(fix_pool(g.cc)),
+                    facts,
+                    group="frameworks",
+                )
                 return
         yield Finding(
-            WHEEL_ARCH, "warning",
+            WHEEL_ARCH,
+            "warning",
             f"{who} runs on {g.label} ({g.cc.sm}) only through PTX JIT compilation",
             f"{who} ships SASS for {_archs_text(archs)}; none runs on compute capability {g.cc}, so the driver "
             f"JIT-compiles its {arch} PTX at start-up (slow first run, cached in ~/.nv/ComputeCache; kernels may be "
             "slower than native ones).",
-            tuple(fix_pool(g.cc)), facts, group="frameworks")
+            tuple(fix_pool(g.cc)),
+            facts,
+            group="frameworks",
+        )
         return
     lowest = min((a.cc for a in archs if a.kind == "sm"), default=None)
     too_old = lowest is not None and g.cc < lowest
-    msg = (f"{who} was compiled for {_archs_text(archs)}. {g.label} has compute capability {g.cc}: "
-           + ("older than every architecture in this build" if too_old else
-              "no SASS in the build runs on it and there is no PTX that could be JIT-compiled for it")
-           + ". Every CUDA kernel fails with 'CUDA error: no kernel image is available for execution on the device'"
-           + (f" (PyTorch warns: '{g.label} with CUDA capability {g.cc.sm} is not compatible with the current "
-              "PyTorch installation')" if who.startswith("torch") else "") + ".")
-    yield Finding(WHEEL_ARCH, "error", f"{who} has no kernels for {g.label} ({g.cc.sm})", msg,
-                  tuple(fix_pool(g.cc)), facts, group="frameworks")
+    msg = (
+        f"{who} was compiled for {_archs_text(archs)}. {g.label} has compute capability {g.cc}: "
+        + (
+            "older than every architecture in this build"
+            if too_old
+            else "no SASS in the build runs on it and there is no PTX that could be JIT-compiled for it"
+        )
+        + ". Every CUDA kernel fails with 'CUDA error: no kernel image is available for execution on the device'"
+        + (
+            f" (PyTorch warns: '{g.label} with CUDA capability {g.cc.sm} is not compatible with the current "
+            "PyTorch installation')"
+            if who.startswith("torch")
+            else ""
+        )
+        + "."
+    )
+    yield Finding(
+        WHEEL_ARCH,
+        "error",
+        f"{who} has no kernels for {g.label} ({g.cc.sm})",
+        msg,
+        tuple(fix_pool(g.cc)),
+        facts,
+        group="frameworks",
+    )
 
 
 def check_wheel_arch(ctx: Ctx) -> Iterator[Result]:
@@ -609,9 +782,18 @@ def check_wheel_arch(ctx: Ctx) -> Iterator[Result]:
             archs = t.archs
 
             def torch_fixes(cc: CC) -> list[Fix]:
-                return _variant_commands(ctx, lambda v: v.archs is not None and arch_support(v.archs, cc)[0] == "sass"
-                                         and (ctx.driver is None or driver_can_run(
-                                             ctx.m, ctx.driver, Version(v.cuda or "0"), ctx.driver_os()) == "ok"))
+                return _variant_commands(
+                    ctx,
+                    lambda v: (
+                        v.archs is not None
+                        and arch_support(v.archs, cc)[0] == "sass"
+                        and (
+                            ctx.driver is None
+                            or driver_can_run(ctx.m, ctx.driver, Version(v.cuda or "0"), ctx.driver_os())
+                            == "ok"
+                        )
+                    ),
+                )
 
             for g in ccs:
                 yield from _wheel_arch_one(ctx, t.label, t.cuda, archs, g, torch_fixes)
@@ -619,7 +801,10 @@ def check_wheel_arch(ctx: Ctx) -> Iterator[Result]:
         tf = ctx.tf
         assert tf is not None
         if tf.archs is None:
-            yield Skip(WHEEL_ARCH, f"the compiled architectures of TensorFlow {tf.raw} are not published in the matrix")
+            yield Skip(
+                WHEEL_ARCH,
+                f"the compiled architectures of TensorFlow {tf.raw} are not published in the matrix",
+            )
         else:
             for g in ccs:
                 yield from _wheel_arch_one(ctx, f"TensorFlow {tf.raw}", tf.cuda, tf.archs, g, lambda cc: [])
@@ -630,11 +815,25 @@ def check_python(ctx: Ctx) -> Iterator[Result]:
     pairs: list[tuple[str, str, tuple[str, ...], str, list[Version]]] = []
     py = ctx.python_tag
     if ctx.torch is not None and ctx.torch.release is not None:
-        pairs.append(("PyTorch", ctx.torch.raw, ctx.torch.release.python, "torch",
-                      [r.version for r in ctx.m.torch if py and py in r.python]))
+        pairs.append(
+            (
+                "PyTorch",
+                ctx.torch.raw,
+                ctx.torch.release.python,
+                "torch",
+                [r.version for r in ctx.m.torch if py and py in r.python],
+            )
+        )
     if ctx.tf is not None and ctx.tf.release is not None:
-        pairs.append(("TensorFlow", ctx.tf.raw, ctx.tf.release.python, "tensorflow",
-                      [r.version for r in ctx.m.tensorflow if py and py in r.python]))
+        pairs.append(
+            (
+                "TensorFlow",
+                ctx.tf.raw,
+                ctx.tf.release.python,
+                "tensorflow",
+                [r.version for r in ctx.m.tensorflow if py and py in r.python],
+            )
+        )
     if not pairs:
         yield Skip(PYTHON_FRAMEWORK, "no known framework release given (--torch, --tensorflow)")
         return
@@ -647,13 +846,23 @@ def check_python(ctx: Ctx) -> Iterator[Result]:
         fixes = []
         if ok_versions:
             best = max(ok_versions)
-            fixes.append(Fix(f"Use {name} {best}, the newest release with Python {py} wheels", f"pip install {pkg}=={best}"))
+            fixes.append(
+                Fix(
+                    f"Use {name} {best}, the newest release with Python {py} wheels",
+                    f"pip install {pkg}=={best}",
+                )
+            )
         fixes.append(Fix(f"Use a Python {name} {raw} has wheels for: {', '.join(supported)}"))
         yield Finding(
-            PYTHON_FRAMEWORK, "error", f"{name} {raw} has no wheels for Python {py}",
+            PYTHON_FRAMEWORK,
+            "error",
+            f"{name} {raw} has no wheels for Python {py}",
             f"{name} {raw} publishes wheels for Python {', '.join(supported)}; pip on Python {py} fails with "
             f"'No matching distribution found for {pkg}=={Version(raw).public}'.",
-            tuple(fixes), {"python": py, pkg: raw}, group="frameworks")
+            tuple(fixes),
+            {"python": py, pkg: raw},
+            group="frameworks",
+        )
 
 
 def check_torch_variant(ctx: Ctx) -> Iterator[Result]:
@@ -668,32 +877,49 @@ def check_torch_variant(ctx: Ctx) -> Iterator[Result]:
         return
     if ctx.os == "macos" and t.tag and t.tag.startswith("cu"):
         yield Finding(
-            TORCH_VARIANT, "error", f"torch {t.raw}: there are no CUDA wheels for macOS",
+            TORCH_VARIANT,
+            "error",
+            f"torch {t.raw}: there are no CUDA wheels for macOS",
             f"PyTorch publishes only CPU/MPS wheels for macOS; a '+{t.tag}' build cannot be installed there.",
             (Fix("Install the macOS wheel (CPU and Apple MPS)", f"pip install torch=={t.release.raw}"),),
-            {"torch": t.raw, "os": "macos"}, group="frameworks")
+            {"torch": t.raw, "os": "macos"},
+            group="frameworks",
+        )
         return
     if t.variant is None:
         tags = ", ".join(v.tag for v in t.release.variants) or "none known"
         if t.version.local and t.tag and _tag_build(t.tag) not in ("cuda", "cpu"):
             # The matrix lists CUDA and CPU wheels only; ROCm/XPU wheels and local builds are not "missing".
-            what = ("PyTorch's ROCm and XPU wheels are not in the matrix" if _tag_build(t.tag)
-                    else f"'+{t.version.local}' is not a PyTorch wheel label (a local or vendor build)")
+            what = (
+                "PyTorch's ROCm and XPU wheels are not in the matrix"
+                if _tag_build(t.tag)
+                else f"'+{t.version.local}' is not a PyTorch wheel label (a local or vendor build)"
+            )
             yield Skip(TORCH_VARIANT, f"torch {t.raw}: {what}")
         elif t.version.local:
             yield Finding(
-                TORCH_VARIANT, "error", f"torch {t.release.raw} has no {t.tag} build",
+                TORCH_VARIANT,
+                "error",
+                f"torch {t.release.raw} has no {t.tag} build",
                 f"PyTorch publishes torch {t.release.raw} as: {tags}. There is no '+{t.tag}' wheel, so "
                 f"'pip install torch=={t.raw}' fails (or an index URL for {t.tag} is silently ignored).",
-                tuple(_variant_commands(ctx, lambda v: True)), {"torch": t.raw}, group="frameworks")
+                tuple(_variant_commands(ctx, lambda v: True)),
+                {"torch": t.raw},
+                group="frameworks",
+            )
         return
     if t.version.local is None and t.build != "cpu":
         where = {"windows": "Windows", "macos": "macOS"}.get(ctx.os or "linux", "Linux x86_64")
         yield Finding(
-            TORCH_VARIANT, "info", f"torch {t.raw} from PyPI is the {t.tag} build",
+            TORCH_VARIANT,
+            "info",
+            f"torch {t.raw} from PyPI is the {t.tag} build",
             f"'pip install torch=={t.raw}' on {where} installs the {t.tag} build: CUDA {t.cuda or 'none'}, "
             f"cuDNN {t.cudnn or 'unknown'}, compiled for {_archs_text(t.archs) if t.archs is not None else 'unknown architectures'}.",
-            (), {"torch": t.raw, "variant": t.tag}, group="frameworks")
+            (),
+            {"torch": t.raw, "variant": t.tag},
+            group="frameworks",
+        )
 
 
 def check_cpu_build(ctx: Ctx) -> Iterator[Result]:
@@ -701,9 +927,13 @@ def check_cpu_build(ctx: Ctx) -> Iterator[Result]:
     builds = []
     kind = {"cpu": "CPU-only", "rocm": "ROCm (AMD GPU)", "xpu": "XPU (Intel GPU)"}
     if ctx.torch is not None and ctx.torch.build in kind:
-        how = (f"the '+{ctx.torch.version.local}' label" if ctx.torch.version.local else
-               f"PyPI's default torch wheel for {ctx.os_label()} is CPU-only" if ctx.os in ("windows", "macos")
-               else "its build reports no CUDA")
+        how = (
+            f"the '+{ctx.torch.version.local}' label"
+            if ctx.torch.version.local
+            else f"PyPI's default torch wheel for {ctx.os_label()} is CPU-only"
+            if ctx.os in ("windows", "macos")
+            else "its build reports no CUDA"
+        )
         builds.append(("PyTorch", ctx.torch.label, how, kind[ctx.torch.build]))
     if ctx.tf is not None and ctx.tf.build == "cpu":
         builds.append(("TensorFlow", f"TensorFlow {ctx.tf.raw}", "its build reports no CUDA", "CPU-only"))
@@ -719,16 +949,30 @@ def check_cpu_build(ctx: Ctx) -> Iterator[Result]:
     for name, label, how, what in builds:
         fixes: list[Fix] = []
         if name == "PyTorch" and ctx.torch is not None and ctx.os != "macos":
-            fixes = _variant_commands(ctx, lambda v: ctx.driver is None or driver_can_run(
-                ctx.m, ctx.driver, Version(v.cuda or "0"), ctx.driver_os()) == "ok")
+            fixes = _variant_commands(
+                ctx,
+                lambda v: (
+                    ctx.driver is None
+                    or driver_can_run(ctx.m, ctx.driver, Version(v.cuda or "0"), ctx.driver_os()) == "ok"
+                ),
+            )
         if name == "TensorFlow":
-            fixes = [Fix("Install the CUDA build of TensorFlow", f"pip install 'tensorflow[and-cuda]=={ctx.tf.raw}'")]  # type: ignore[union-attr]
+            fixes = [
+                Fix(
+                    "Install the CUDA build of TensorFlow",
+                    f"pip install 'tensorflow[and-cuda]=={ctx.tf.raw}'",
+                )
+            ]  # type: ignore[union-attr]
         yield Finding(
-            CPU_BUILD, "error" if (ctx.require_gpu or ctx.gpu_present) else "warning",
+            CPU_BUILD,
+            "error" if (ctx.require_gpu or ctx.gpu_present) else "warning",
             f"{label} is a {what} build but a GPU is {'required' if ctx.require_gpu else 'present'}",
             f"{label} cannot use the NVIDIA GPU ({how}): torch.cuda.is_available() / "
             "tf.config.list_physical_devices('GPU') report nothing and training silently runs on the CPU.",
-            tuple(fixes), {"framework": label}, group="frameworks")
+            tuple(fixes),
+            {"framework": label},
+            group="frameworks",
+        )
 
 
 def _tf_windows(ctx: Ctx) -> Iterator[Result]:
@@ -749,12 +993,21 @@ def _tf_windows(ctx: Ctx) -> Iterator[Result]:
         return
     sev = "error" if (ctx.require_gpu or ctx.gpu_present) else "info"
     yield Finding(
-        TF_WINDOWS, sev, f"TensorFlow {tf.raw} has no GPU support on native Windows",
+        TF_WINDOWS,
+        sev,
+        f"TensorFlow {tf.raw} has no GPU support on native Windows",
         "TensorFlow 2.10 was the last release that supported the GPU on native Windows; "
         f"TensorFlow {tf.raw} there runs on the CPU only.",
-        (Fix("Run TensorFlow in WSL2, where the Linux GPU build works", "pip install 'tensorflow[and-cuda]'"),
-         Fix("Or stay on the last native-Windows GPU release", "pip install 'tensorflow<2.11'")),
-        {"tensorflow": tf.raw, "os": "windows"}, group="frameworks")
+        (
+            Fix(
+                "Run TensorFlow in WSL2, where the Linux GPU build works",
+                "pip install 'tensorflow[and-cuda]'",
+            ),
+            Fix("Or stay on the last native-Windows GPU release", "pip install 'tensorflow<2.11'"),
+        ),
+        {"tensorflow": tf.raw, "os": "windows"},
+        group="frameworks",
+    )
 
 
 def check_tensorflow(ctx: Ctx) -> Iterator[Result]:
@@ -775,21 +1028,33 @@ def check_tensorflow(ctx: Ctx) -> Iterator[Result]:
         yield Skip(TF_CUDA, "no system CUDA version (give --cuda)")
     else:
         built = Version(tf.cuda)
-        fix = Fix(f"Use CUDA {tf.cuda}, or install the pip CUDA libraries TensorFlow pins",
-                  f"pip install 'tensorflow[and-cuda]=={tf.raw}'" if tf.release and tf.release.and_cuda else None)
+        fix = Fix(
+            f"Use CUDA {tf.cuda}, or install the pip CUDA libraries TensorFlow pins",
+            f"pip install 'tensorflow[and-cuda]=={tf.raw}'" if tf.release and tf.release.and_cuda else None,
+        )
         if built.release[0] != ctx.cuda.release[0]:
             yield Finding(
-                TF_CUDA, "error", f"TensorFlow {tf.raw} needs CUDA {built.release[0]}.x, found CUDA {ctx.cuda}",
+                TF_CUDA,
+                "error",
+                f"TensorFlow {tf.raw} needs CUDA {built.release[0]}.x, found CUDA {ctx.cuda}",
                 f"TensorFlow {tf.raw} was built and tested with CUDA {tf.cuda}; it loads the CUDA {built.release[0]} "
                 f"libraries by soname, so CUDA {ctx.cuda} is not found ('Could not load dynamic library "
                 f"libcudart.so.{built.release[0]}…') and TensorFlow falls back to the CPU.",
-                (fix,), {"tensorflow": tf.raw, "cuda": str(ctx.cuda)}, group="frameworks")
+                (fix,),
+                {"tensorflow": tf.raw, "cuda": str(ctx.cuda)},
+                group="frameworks",
+            )
         elif ctx.cuda.release[:2] < built.release[:2]:
             yield Finding(
-                TF_CUDA, "warning", f"CUDA {ctx.cuda} is older than the CUDA {tf.cuda} TensorFlow {tf.raw} was built with",
+                TF_CUDA,
+                "warning",
+                f"CUDA {ctx.cuda} is older than the CUDA {tf.cuda} TensorFlow {tf.raw} was built with",
                 f"TensorFlow {tf.raw}'s tested configuration is CUDA {tf.cuda}; an older minor release may lack "
                 "symbols or kernels it uses (PTX JIT errors, missing cuBLAS functions).",
-                (fix,), {"tensorflow": tf.raw, "cuda": str(ctx.cuda)}, group="frameworks")
+                (fix,),
+                {"tensorflow": tf.raw, "cuda": str(ctx.cuda)},
+                group="frameworks",
+            )
     if tf.cudnn is None:
         yield Skip(TF_CUDNN, f"the cuDNN version TensorFlow {tf.raw} was built with is not in the matrix")
     elif ctx.cudnn is None:
@@ -799,18 +1064,29 @@ def check_tensorflow(ctx: Ctx) -> Iterator[Result]:
         run = ctx.cudnn
         if built.release[0] != run.release[0] or run.release[:2] < built.release[:2]:
             yield Finding(
-                TF_CUDNN, "error", f"cuDNN {run} cannot serve TensorFlow {tf.raw} (built with cuDNN {tf.cudnn})",
+                TF_CUDNN,
+                "error",
+                f"cuDNN {run} cannot serve TensorFlow {tf.raw} (built with cuDNN {tf.cudnn})",
                 f"TensorFlow {tf.raw} was built with cuDNN {tf.cudnn}. The runtime cuDNN must have the same major "
                 "version and an equal or newer minor: 'Loaded runtime CuDNN library: "
                 f"{run} but source was compiled with: {tf.cudnn}. CuDNN library needs to have matching major "
                 "version and equal or higher minor version.'",
-                (Fix(f"Install cuDNN {built.release[0]}.x ≥ {major_minor(built)}",
-                     f"pip install 'tensorflow[and-cuda]=={tf.raw}'" if tf.release and tf.release.and_cuda else None),),
-                {"tensorflow": tf.raw, "cudnn": str(run)}, group="frameworks")
+                (
+                    Fix(
+                        f"Install cuDNN {built.release[0]}.x ≥ {major_minor(built)}",
+                        f"pip install 'tensorflow[and-cuda]=={tf.raw}'"
+                        if tf.release and tf.release.and_cuda
+                        else None,
+                    ),
+                ),
+                {"tensorflow": tf.raw, "cudnn": str(run)},
+                group="frameworks",
+            )
 
 
-def _best_package(pkgs: list[CudnnPackage], cuda: Version,
-                  fits: Callable[[CudnnPackage], bool] | None = None) -> CudnnPackage:
+def _best_package(
+    pkgs: list[CudnnPackage], cuda: Version, fits: Callable[[CudnnPackage], bool] | None = None
+) -> CudnnPackage:
     """The package whose CUDA range holds `cuda` (one that `fits` this machine, else the most specific one), else
     the nearest below it. cuDNN 9.10.2 lists two CUDA 12.x rows that both hold 12.8: CUDA 12.8-12.9 with driver
     >= 570.26 up to SM 12.0, and CUDA 12.0-12.9 with driver >= 525.60.13 up to SM 9.0; a machine that meets either
@@ -847,9 +1123,11 @@ def check_cudnn(ctx: Ctx) -> Iterator[Result]:
 
     def fits(p: CudnnPackage) -> bool:
         need = p.min_driver.get(ctx.driver_os())
-        return all((p.cc_min is None or c >= p.cc_min) and (p.cc_max is None or c <= p.cc_max)
-                   for c in (g.cc for g in ccs) if c is not None) and (
-            ctx.driver is None or need is None or ctx.driver >= Version(need))
+        return all(
+            (p.cc_min is None or c >= p.cc_min) and (p.cc_max is None or c <= p.cc_max)
+            for c in (g.cc for g in ccs)
+            if c is not None
+        ) and (ctx.driver is None or need is None or ctx.driver >= Version(need))
 
     if ctx.cuda is None:
         yield Skip(CUDNN_CUDA, "no CUDA version given (--cuda)")
@@ -858,8 +1136,10 @@ def check_cudnn(ctx: Ctx) -> Iterator[Result]:
         else:
             flavours = ", ".join(sorted({f"CUDA {p.cuda_major}.x" for p in pkgs}))
             for check_id in (CUDNN_ARCH, CUDNN_DRIVER):
-                yield Skip(check_id, f"cuDNN {rel.raw} has several packages ({flavours}); which one is unknown "
-                           "(give --cuda)")
+                yield Skip(
+                    check_id,
+                    f"cuDNN {rel.raw} has several packages ({flavours}); which one is unknown (give --cuda)",
+                )
     else:
         major = ctx.cuda.release[0]
         match = [p for p in pkgs if p.cuda_major == major]
@@ -868,50 +1148,73 @@ def check_cudnn(ctx: Ctx) -> Iterator[Result]:
                 yield Skip(check_id, f"cuDNN {rel.raw} has no build for CUDA {major}.x (see {CUDNN_CUDA})")
             majors = ", ".join(f"CUDA {p.cuda_major}.x" for p in pkgs)
             yield Finding(
-                CUDNN_CUDA, "error", f"cuDNN {rel.raw} has no build for CUDA {major}.x",
+                CUDNN_CUDA,
+                "error",
+                f"cuDNN {rel.raw} has no build for CUDA {major}.x",
                 f"cuDNN {rel.raw} is published for {majors}; with CUDA {ctx.cuda} it fails to load "
                 "(missing libcudart/libcublasLt of the expected major).",
-                (Fix(f"Install a cuDNN built for CUDA {major}.x"),), {"cudnn": rel.raw, "cuda": str(ctx.cuda)},
-                group="cuda")
+                (Fix(f"Install a cuDNN built for CUDA {major}.x"),),
+                {"cudnn": rel.raw, "cuda": str(ctx.cuda)},
+                group="cuda",
+            )
         else:
             pkg = _best_package(match, ctx.cuda, fits)
             if pkg.cuda_min is not None and ctx.cuda < pkg.cuda_min:
                 yield Finding(
-                    CUDNN_CUDA, "error", f"cuDNN {rel.raw} needs CUDA ≥ {pkg.cuda_min}, found {ctx.cuda}",
+                    CUDNN_CUDA,
+                    "error",
+                    f"cuDNN {rel.raw} needs CUDA ≥ {pkg.cuda_min}, found {ctx.cuda}",
                     f"The cuDNN support matrix lists cuDNN {rel.raw} for CUDA {pkg.cuda_min}–{pkg.cuda_max or '?'}.",
                     (Fix(f"Upgrade CUDA to ≥ {pkg.cuda_min} or use an older cuDNN"),),
-                    {"cudnn": rel.raw, "cuda": str(ctx.cuda)}, group="cuda")
+                    {"cudnn": rel.raw, "cuda": str(ctx.cuda)},
+                    group="cuda",
+                )
             elif pkg.cuda_max is not None and ctx.cuda.release[:2] > pkg.cuda_max.release[:2]:
                 yield Finding(
-                    CUDNN_CUDA, "warning", f"cuDNN {rel.raw} is not listed for CUDA {ctx.cuda}",
+                    CUDNN_CUDA,
+                    "warning",
+                    f"cuDNN {rel.raw} is not listed for CUDA {ctx.cuda}",
                     f"The cuDNN support matrix lists cuDNN {rel.raw} for CUDA {pkg.cuda_min or '?'}–{pkg.cuda_max}; "
                     f"CUDA {ctx.cuda} is newer. It usually works under CUDA's minor-version compatibility but is "
                     "untested by NVIDIA.",
                     (Fix(f"Use a cuDNN release that lists CUDA {major_minor(ctx.cuda)}"),),
-                    {"cudnn": rel.raw, "cuda": str(ctx.cuda)}, group="cuda")
+                    {"cudnn": rel.raw, "cuda": str(ctx.cuda)},
+                    group="cuda",
+                )
     if pkg is None:
         return
     if not ccs:
         yield Skip(CUDNN_ARCH, "no GPU compute capability known (give --gpu or --cc)")
     elif pkg.cc_min is None and pkg.cc_max is None:
-        yield Skip(CUDNN_ARCH, f"the matrix has no compute capability range for cuDNN {rel.raw} "
-                   f"(CUDA {pkg.cuda_major}.x; matrix updated {ctx.m.updated_for('cudnn.yaml')})")
+        yield Skip(
+            CUDNN_ARCH,
+            f"the matrix has no compute capability range for cuDNN {rel.raw} "
+            f"(CUDA {pkg.cuda_major}.x; matrix updated {ctx.m.updated_for('cudnn.yaml')})",
+        )
     for g in ccs:
         assert g.cc is not None
         if pkg.cc_min is not None and g.cc < pkg.cc_min:
             yield Finding(
-                CUDNN_ARCH, "error", f"cuDNN {rel.raw} does not support {g.label} ({g.cc.sm})",
+                CUDNN_ARCH,
+                "error",
+                f"cuDNN {rel.raw} does not support {g.label} ({g.cc.sm})",
                 f"cuDNN {rel.raw} for CUDA {pkg.cuda_major}.x supports compute capability {pkg.cc_min} and newer; "
                 f"{g.label} is {g.cc}. Convolutions fail with CUDNN_STATUS_ARCH_MISMATCH.",
-                (Fix("Use an older cuDNN that still supports this GPU"),), {"cudnn": rel.raw, "cc": str(g.cc)},
-                group="cuda")
+                (Fix("Use an older cuDNN that still supports this GPU"),),
+                {"cudnn": rel.raw, "cc": str(g.cc)},
+                group="cuda",
+            )
         elif pkg.cc_max is not None and g.cc > pkg.cc_max:
             yield Finding(
-                CUDNN_ARCH, "warning", f"cuDNN {rel.raw} predates {g.label} ({g.cc.sm})",
+                CUDNN_ARCH,
+                "warning",
+                f"cuDNN {rel.raw} predates {g.label} ({g.cc.sm})",
                 f"cuDNN {rel.raw} for CUDA {pkg.cuda_major}.x lists compute capability up to {pkg.cc_max}; "
                 f"{g.label} is {g.cc}. Expect CUDNN_STATUS_ARCH_MISMATCH or slow fallback kernels.",
-                (Fix("Upgrade cuDNN to a release that lists this GPU"),), {"cudnn": rel.raw, "cc": str(g.cc)},
-                group="cuda")
+                (Fix("Upgrade cuDNN to a release that lists this GPU"),),
+                {"cudnn": rel.raw, "cc": str(g.cc)},
+                group="cuda",
+            )
     if ctx.driver is None:
         yield Skip(CUDNN_DRIVER, ctx.facts.reason("driver") or "no NVIDIA driver version (give --driver)")
     elif ctx.os == "macos":
@@ -919,14 +1222,22 @@ def check_cudnn(ctx: Ctx) -> Iterator[Result]:
     else:
         need = pkg.min_driver.get(ctx.driver_os())
         if need is None:
-            yield Skip(CUDNN_DRIVER, f"the matrix has no {ctx.os_label()} driver requirement for cuDNN {rel.raw} "
-                       f"(CUDA {pkg.cuda_major}.x; matrix updated {ctx.m.updated_for('cudnn.yaml')})")
+            yield Skip(
+                CUDNN_DRIVER,
+                f"the matrix has no {ctx.os_label()} driver requirement for cuDNN {rel.raw} "
+                f"(CUDA {pkg.cuda_major}.x; matrix updated {ctx.m.updated_for('cudnn.yaml')})",
+            )
         elif ctx.driver < Version(need):
             yield Finding(
-                CUDNN_DRIVER, "error", f"cuDNN {rel.raw} needs driver ≥ {need}, found {ctx.driver_raw}",
+                CUDNN_DRIVER,
+                "error",
+                f"cuDNN {rel.raw} needs driver ≥ {need}, found {ctx.driver_raw}",
                 f"The cuDNN support matrix lists driver ≥ {need} on {ctx.os_label()} for cuDNN {rel.raw} "
                 f"(CUDA {pkg.cuda_major}.x).",
-                (Fix(f"Install NVIDIA driver ≥ {need}"),), {"cudnn": rel.raw, "driver": ctx.driver_raw}, group="driver")
+                (Fix(f"Install NVIDIA driver ≥ {need}"),),
+                {"cudnn": rel.raw, "driver": ctx.driver_raw},
+                group="driver",
+            )
 
 
 def check_required_gpu(ctx: Ctx) -> Iterator[Result]:
@@ -937,10 +1248,14 @@ def check_required_gpu(ctx: Ctx) -> Iterator[Result]:
             yield Skip(GPU_REQUIRED, "unknown whether this machine has a GPU (give --gpu or --cc)")
     elif not ctx.gpus:
         reason = ctx.facts.gpus_source or "no GPU found"
-        yield Finding(GPU_REQUIRED, "error", "No NVIDIA GPU, but one is required",
-                      f"A GPU was required (--require-gpu) and none is visible ({reason}).",
-                      (Fix("Run `compat doctor` on the machine to see why no GPU is visible", "compat doctor"),),
-                      group="driver")
+        yield Finding(
+            GPU_REQUIRED,
+            "error",
+            "No NVIDIA GPU, but one is required",
+            f"A GPU was required (--require-gpu) and none is visible ({reason}).",
+            (Fix("Run `compat doctor` on the machine to see why no GPU is visible", "compat doctor"),),
+            group="driver",
+        )
 
 
 def _same_facts(when: Mapping[str, SpecifierSet], facts: Mapping[str, object]) -> bool:
@@ -976,19 +1291,29 @@ def check_known_issues(ctx: Ctx, prior: list[Finding] | None = None) -> Iterator
     for issue in ctx.m.known_issues:
         if any(k not in values and k != "cc" and k != "os" for k in issue.when):
             continue
-        if any((ctx.facts.get(flag) is None or ctx.facts.get(flag).value != "true") for flag in issue.requires):  # type: ignore[union-attr]
+        if any(
+            (ctx.facts.get(flag) is None or ctx.facts.get(flag).value != "true") for flag in issue.requires
+        ):  # type: ignore[union-attr]
             continue
         if "os" in issue.when:
             continue  # os is not a version; such rows are matched by the dockerfile/doctor layers
         if "cc" in issue.when and not any(Version(str(c)) in issue.when["cc"] for c in ccs):
             continue
         if all(values[k] in spec for k, spec in issue.when.items() if k != "cc"):
-            if any(f.severity == "error" and _same_facts(issue.when, f.facts) for f in ctx.notes + list(prior)):
+            if any(
+                f.severity == "error" and _same_facts(issue.when, f.facts) for f in ctx.notes + list(prior)
+            ):
                 continue  # a core check already named this root cause: one cause, one error
             fixes = (Fix(issue.fix_text or "See the evidence", issue.fix_command),) if issue.fix_text else ()
-            yield Finding(f"{KNOWN_ISSUE}.{issue.id}", issue.severity, issue.title,
-                          f"{issue.message} (evidence: {issue.source})", fixes,
-                          {k: str(values[k]) for k in issue.when if k in values}, group="frameworks")
+            yield Finding(
+                f"{KNOWN_ISSUE}.{issue.id}",
+                issue.severity,
+                issue.title,
+                f"{issue.message} (evidence: {issue.source})",
+                fixes,
+                {k: str(values[k]) for k in issue.when if k in values},
+                group="frameworks",
+            )
 
 
 CHECKS: tuple[Callable[[Ctx], Iterator[Result]], ...] = (
@@ -1006,8 +1331,13 @@ CHECKS: tuple[Callable[[Ctx], Iterator[Result]], ...] = (
 )
 
 
-def resolve(facts: Facts, matrix: Matrix, *, require_gpu: bool = False,
-            extra_checks: tuple[Callable[[Ctx], Iterator[Result]], ...] = ()) -> Report:
+def resolve(
+    facts: Facts,
+    matrix: Matrix,
+    *,
+    require_gpu: bool = False,
+    extra_checks: tuple[Callable[[Ctx], Iterator[Result]], ...] = (),
+) -> Report:
     """Evaluate every check on `facts`; findings, skips (with reasons) and the facts used."""
     ctx = build_context(facts, matrix, require_gpu)
     findings: list[Finding] = list(ctx.notes)

@@ -17,7 +17,9 @@ from compat.errors import CompatWarning, IncompatibleEnvironment, InputError
 
 TYPE_CHECKING = False  # not `from typing import ...`: importing typing costs milliseconds on the warm path
 
-if TYPE_CHECKING:  # the warm path avoids typing, dataclasses, pathlib, re and hashlib: each costs milliseconds
+if (
+    TYPE_CHECKING
+):  # the warm path avoids typing, dataclasses, pathlib, re and hashlib: each costs milliseconds
     from typing import Any, Optional
 
 GUARD_ENV = "COMPAT_GUARD"
@@ -30,8 +32,17 @@ is not safe on damaged data (7 random bytes can make it allocate 16 GB and spin 
 whose checksum matches is ever unmarshalled."""
 CACHE_MAX_BYTES = 1 << 20
 _SIZE_RE = r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?\s*$"
-_UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+_UNITS = {
+    "b": 1,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
+}
 
 
 def parse_size(value: int | str) -> int:
@@ -51,8 +62,15 @@ class GuardFinding:
 
     __slots__ = ("fixes", "frameworks", "id", "message", "severity", "title")
 
-    def __init__(self, id: str, severity: str, title: str, message: str,
-                 fixes: tuple[tuple[str, Optional[str]], ...] = (), frameworks: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        id: str,
+        severity: str,
+        title: str,
+        message: str,
+        fixes: tuple[tuple[str, Optional[str]], ...] = (),
+        frameworks: tuple[str, ...] = (),
+    ) -> None:
         self.id = id
         self.severity = severity
         self.title = title
@@ -70,19 +88,33 @@ class GuardFinding:
         return f"GuardFinding({self.id!r}, {self.severity!r}, {self.title!r})"
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "severity": self.severity, "title": self.title, "message": self.message,
-                "fixes": [list(f) for f in self.fixes], "frameworks": list(self.frameworks)}
+        return {
+            "id": self.id,
+            "severity": self.severity,
+            "title": self.title,
+            "message": self.message,
+            "fixes": [list(f) for f in self.fixes],
+            "frameworks": list(self.frameworks),
+        }
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> GuardFinding:
-        return cls(str(d["id"]), str(d["severity"]), str(d["title"]), str(d["message"]),
-                   tuple((str(f[0]), f[1]) for f in d.get("fixes", [])), tuple(d.get("frameworks", [])))
+        return cls(
+            str(d["id"]),
+            str(d["severity"]),
+            str(d["title"]),
+            str(d["message"]),
+            tuple((str(f[0]), f[1]) for f in d.get("fixes", [])),
+            tuple(d.get("frameworks", [])),
+        )
 
 
 class GuardResult:
     """What guard() found; returned when it does not raise."""
 
-    def __init__(self, findings: Optional[list[GuardFinding]] = None, cached: bool = False, mode: str = "error") -> None:
+    def __init__(
+        self, findings: Optional[list[GuardFinding]] = None, cached: bool = False, mode: str = "error"
+    ) -> None:
         self.findings = findings or []
         self.cached = cached
         self.mode = mode
@@ -185,9 +217,13 @@ def _cache_key(environ: Mapping[str, str], options: Mapping[str, Any]) -> str:
         "site": _site_state(),
         "driver": _read("/proc/driver/nvidia/version"),
         "matrix": _matrix_state(environ),
-        "overrides": sorted((k, v) for k, v in environ.items() if k.startswith(OVERRIDE_PREFIX) or k == "COMPAT_MATRIX_DIR"),
+        "overrides": sorted(
+            (k, v) for k, v in environ.items() if k.startswith(OVERRIDE_PREFIX) or k == "COMPAT_MATRIX_DIR"
+        ),
         "visible": environ.get("CUDA_VISIBLE_DEVICES"),
-        "imported": sorted((k, str(v.get("version")), str(v.get("cuda"))) for k, v in _imported_frameworks().items()),
+        "imported": sorted(
+            (k, str(v.get("version")), str(v.get("cuda"))) for k, v in _imported_frameworks().items()
+        ),
         "options": sorted(options.items()),
     }
     blob = repr(sorted(parts.items())).encode()
@@ -199,16 +235,28 @@ def _load_cache(path: str) -> Optional[list[GuardFinding]]:
         with open(path, "rb") as fh:
             data = fh.read(CACHE_MAX_BYTES + 1)
         n = len(CACHE_MAGIC)
-        payload = data[n + 4:]
-        if (not data.startswith(CACHE_MAGIC) or len(data) > CACHE_MAX_BYTES
-                or int.from_bytes(data[n:n + 4], "big") != zlib.crc32(payload)):
+        payload = data[n + 4 :]
+        if (
+            not data.startswith(CACHE_MAGIC)
+            or len(data) > CACHE_MAX_BYTES
+            or int.from_bytes(data[n : n + 4], "big") != zlib.crc32(payload)
+        ):
             return None
         doc = marshal.loads(payload)  # our own file of plain dicts, lists and strings, checksum verified
         if doc.get("format") != CACHE_FORMAT:
             return None
         return [GuardFinding.from_json(d) for d in doc["findings"]]
-    except (OSError, ValueError, EOFError, KeyError, TypeError, IndexError, AttributeError, MemoryError,
-            RecursionError):
+    except (
+        OSError,
+        ValueError,
+        EOFError,
+        KeyError,
+        TypeError,
+        IndexError,
+        AttributeError,
+        MemoryError,
+        RecursionError,
+    ):
         return None  # a corrupt or unreadable cache is ignored, never fatal
 
 
@@ -243,8 +291,11 @@ def _framework_of(finding_id: str, title: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _evaluate(environ: Mapping[str, str], require_gpu: bool, nvml: tuple[Optional[str], Optional[list[dict[str, Any]]], str]
-              ) -> list[GuardFinding]:
+def _evaluate(
+    environ: Mapping[str, str],
+    require_gpu: bool,
+    nvml: tuple[Optional[str], Optional[list[dict[str, Any]]], str],
+) -> list[GuardFinding]:
     from compat.facts import Fact, Facts, Gpu, apply_overrides, make_fact, missing
     from compat.installed import installed_facts
     from compat.matrix import get_matrix
@@ -274,20 +325,33 @@ def _evaluate(environ: Mapping[str, str], require_gpu: bool, nvml: tuple[Optiona
     if updates:
         facts = facts.with_values(updates)
     if "torch" in imported and imported["torch"].get("cuda"):
-        facts = facts.with_values({"torch_cuda": fact("torch_cuda", imported["torch"]["cuda"], "torch.version.cuda")})
+        facts = facts.with_values(
+            {"torch_cuda": fact("torch_cuda", imported["torch"]["cuda"], "torch.version.cuda")}
+        )
     driver, gpus, why = nvml
     facts = facts.with_values({"driver": fact("driver", driver, "nvml") if driver else missing("nvml", why)})
     if gpus is not None:
-        facts = facts.with_gpus(tuple(Gpu(g.get("name"), cc(g.get("cc")), "nvml", i) for i, g in enumerate(gpus)),
-                                "nvml")
-    facts = apply_overrides(Facts(values=facts.values, gpus=facts.gpus, gpus_source=facts.gpus_source), environ)
+        facts = facts.with_gpus(
+            tuple(Gpu(g.get("name"), cc(g.get("cc")), "nvml", i) for i, g in enumerate(gpus)), "nvml"
+        )
+    facts = apply_overrides(
+        Facts(values=facts.values, gpus=facts.gpus, gpus_source=facts.gpus_source), environ
+    )
     report = resolve(facts, get_matrix(_matrix_dir(environ)), require_gpu=require_gpu)
     out = []
     for f in report.findings:
         if f.severity == "info":
             continue
-        out.append(GuardFinding(f.id, f.severity, f.title, f.message,
-                                tuple((x.text, x.command) for x in f.fixes), _framework_of(f.id, f.title)))
+        out.append(
+            GuardFinding(
+                f.id,
+                f.severity,
+                f.title,
+                f.message,
+                tuple((x.text, x.command) for x in f.fixes),
+                _framework_of(f.id, f.title),
+            )
+        )
     return out
 
 
@@ -349,39 +413,72 @@ def guard(
         nvml = nvml or _nvml_gpus()
         gpus = nvml[1] or []
         if min_gpus and len(gpus) < min_gpus:
-            findings.append(GuardFinding("guard.min-gpus", "error", f"{len(gpus)} GPU(s) visible, {min_gpus} required",
-                                         f"guard(min_gpus={min_gpus}) but {len(gpus)} are visible ({nvml[2] or 'NVML'}).",
-                                         (("Check CUDA_VISIBLE_DEVICES and `compat doctor`", "compat doctor"),)))
+            findings.append(
+                GuardFinding(
+                    "guard.min-gpus",
+                    "error",
+                    f"{len(gpus)} GPU(s) visible, {min_gpus} required",
+                    f"guard(min_gpus={min_gpus}) but {len(gpus)} are visible ({nvml[2] or 'NVML'}).",
+                    (("Check CUDA_VISIBLE_DEVICES and `compat doctor`", "compat doctor"),),
+                )
+            )
         if need_free is not None:
             for i, g in enumerate(gpus):
                 free = g.get("memory_free")
                 if isinstance(free, int) and free < need_free:
-                    findings.append(GuardFinding(
-                        "guard.min-free-memory", "error",
-                        f"GPU {i} has {free / 2**30:.1f} GiB free, {need_free / 2**30:.1f} GiB required",
-                        f"{g.get('name') or 'GPU'} {i}: other processes hold its memory.",
-                        (("See which processes hold GPU memory", "nvidia-smi --query-compute-apps=pid,used_memory --format=csv"),)))
+                    findings.append(
+                        GuardFinding(
+                            "guard.min-free-memory",
+                            "error",
+                            f"GPU {i} has {free / 2**30:.1f} GiB free, {need_free / 2**30:.1f} GiB required",
+                            f"{g.get('name') or 'GPU'} {i}: other processes hold its memory.",
+                            (
+                                (
+                                    "See which processes hold GPU memory",
+                                    "nvidia-smi --query-compute-apps=pid,used_memory --format=csv",
+                                ),
+                            ),
+                        )
+                    )
 
     # CUDA already initialised and the start method is fork: DataLoader workers will die.
     imported = _imported_frameworks()
     if imported.get("torch", {}).get("cuda_initialized"):
         import multiprocessing
 
-        method = multiprocessing.get_start_method(allow_none=True) or ("fork" if sys.platform.startswith("linux") else "spawn")
+        method = multiprocessing.get_start_method(allow_none=True) or (
+            "fork" if sys.platform.startswith("linux") else "spawn"
+        )
         if method == "fork":
-            findings.append(GuardFinding(
-                "cuda.fork", "warning", "CUDA is initialised and the multiprocessing start method is fork",
-                "Forked workers (DataLoader num_workers>0, multiprocessing.Pool) cannot use CUDA: 'Cannot re-initialize "
-                "CUDA in forked subprocess'.",
-                (("Use the spawn start method before creating workers",
-                  "multiprocessing.set_start_method('spawn', force=True)"),), ("torch",)))
+            findings.append(
+                GuardFinding(
+                    "cuda.fork",
+                    "warning",
+                    "CUDA is initialised and the multiprocessing start method is fork",
+                    "Forked workers (DataLoader num_workers>0, multiprocessing.Pool) cannot use CUDA: 'Cannot re-initialize "
+                    "CUDA in forked subprocess'.",
+                    (
+                        (
+                            "Use the spawn start method before creating workers",
+                            "multiprocessing.set_start_method('spawn', force=True)",
+                        ),
+                    ),
+                    ("torch",),
+                )
+            )
 
     if frameworks is not None:
         wanted = set(frameworks)
         findings = [f for f in findings if not f.frameworks or wanted.intersection(f.frameworks)]
     if ignore:
-        findings = [f for f in findings if not any(f.id == i or (i.endswith(".") and f.id.startswith(i)) or
-                                                    f.id.startswith(i + ".") for i in ignore)]
+        findings = [
+            f
+            for f in findings
+            if not any(
+                f.id == i or (i.endswith(".") and f.id.startswith(i)) or f.id.startswith(i + ".")
+                for i in ignore
+            )
+        ]
     result = GuardResult(findings, from_cache, mode)
     levels = ("error",) if fail_on == "error" else ("error", "warning")
     failing = [f for f in findings if f.severity in levels]
@@ -395,5 +492,7 @@ def guard(
     if failing:
         raise IncompatibleEnvironment(
             f"compat: this environment cannot train ({len(failing)} problem{'s' if len(failing) != 1 else ''}):\n"
-            + _format(failing), failing)
+            + _format(failing),
+            failing,
+        )
     return result

@@ -32,7 +32,12 @@ class Pick:
     reason: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"version": self.version, "variant": self.variant, "command": self.command, "reason": self.reason}
+        return {
+            "version": self.version,
+            "variant": self.variant,
+            "command": self.command,
+            "reason": self.reason,
+        }
 
 
 @dataclass
@@ -92,8 +97,12 @@ def _why_variant_fails(ctx: Ctx, r: TorchRelease, v: TorchVariant) -> Optional[s
             how, _ = arch_support(v.archs, cc)
             if how == "none":
                 why.append(f"this GPU ({cc.sm}) is not compiled into {v.tag} wheels")
-            elif how == "ptx" and ctx.driver is not None and v.cuda and \
-                    driver_can_run(ctx.m, ctx.driver, Version(v.cuda), os_name) != "ok":
+            elif (
+                how == "ptx"
+                and ctx.driver is not None
+                and v.cuda
+                and driver_can_run(ctx.m, ctx.driver, Version(v.cuda), os_name) != "ok"
+            ):
                 why.append(f"this GPU ({cc.sm}) needs PTX JIT, which needs the driver of CUDA {v.cuda}")
     known = _known_blocker(ctx, "torch", r.version)
     if known:
@@ -108,8 +117,11 @@ def _driver_need(ctx: Ctx, cuda: str, os_name: str) -> str:
     if need is None:
         return f"the {os_name} driver requirement of CUDA {cuda} is unknown to the matrix"
     major = Version(cuda).release[0]
-    return f"needs driver ≥ {need} (CUDA {major}.x)" if need == floor and major in ctx.m.minor_compat else \
-        f"needs driver ≥ {need} (CUDA {cuda})"
+    return (
+        f"needs driver ≥ {need} (CUDA {major}.x)"
+        if need == floor and major in ctx.m.minor_compat
+        else f"needs driver ≥ {need} (CUDA {cuda})"
+    )
 
 
 def _group_blocked(name: str, fails: list[tuple[Version, str]], newest: Version) -> list[dict[str, str]]:
@@ -120,7 +132,11 @@ def _group_blocked(name: str, fails: list[tuple[Version, str]], newest: Version)
     out = []
     for why, vers in sorted(spans.items(), key=lambda x: min(x[1]), reverse=True):
         lo, hi = min(vers), max(vers)
-        what = f"{name} {lo}" if lo == hi else (f"{name} {lo} and newer" if hi == newest else f"{name} {lo} to {hi}")
+        what = (
+            f"{name} {lo}"
+            if lo == hi
+            else (f"{name} {lo} and newer" if hi == newest else f"{name} {lo} to {hi}")
+        )
         out.append({"what": what, "why": why})
     return out
 
@@ -130,7 +146,9 @@ def _unavailable(blocked: list[dict[str, str]]) -> str:
 
 
 def _torch_command(r: TorchRelease, v: TorchVariant, os_name: str) -> str:
-    default = r.pypi_default if os_name == "linux" else r.pypi_default_windows if os_name == "windows" else "cpu"
+    default = (
+        r.pypi_default if os_name == "linux" else r.pypi_default_windows if os_name == "windows" else "cpu"
+    )
     if v.tag == default:
         return f"pip install torch=={r.raw}"
     url = v.index_url or f"https://download.pytorch.org/whl/{v.tag}"
@@ -138,7 +156,9 @@ def _torch_command(r: TorchRelease, v: TorchVariant, os_name: str) -> str:
 
 
 def suggest_torch(ctx: Ctx, want_gpu: bool) -> tuple[Optional[Pick], list[dict[str, str]], Optional[str]]:
-    releases = sorted((r for r in ctx.m.torch if not r.version.is_prerelease), key=lambda r: r.version, reverse=True)
+    releases = sorted(
+        (r for r in ctx.m.torch if not r.version.is_prerelease), key=lambda r: r.version, reverse=True
+    )
     if not releases:
         return None, [], "the matrix has no PyTorch releases"
     newest = releases[0]
@@ -154,8 +174,7 @@ def suggest_torch(ctx: Ctx, want_gpu: bool) -> tuple[Optional[Pick], list[dict[s
         for v in cands:
             why = _why_variant_fails(ctx, r, v)
             if why is None:
-                pick = Pick(r.raw, v.tag, _torch_command(r, v, os_name),
-                            _torch_reason(ctx, r, v, newest))
+                pick = Pick(r.raw, v.tag, _torch_command(r, v, os_name), _torch_reason(ctx, r, v, newest))
                 return pick, _group_blocked("torch", fails, newest.version), None
             reasons.append((v.tag, why))
         if reasons:
@@ -168,7 +187,9 @@ def suggest_torch(ctx: Ctx, want_gpu: bool) -> tuple[Optional[Pick], list[dict[s
 def _torch_reason(ctx: Ctx, r: TorchRelease, v: TorchVariant, newest: TorchRelease) -> str:
     bits = [f"newest PyTorch whose {v.tag} build"]
     if v.is_cuda:
-        bits.append(f"(CUDA {v.cuda}) runs on driver {ctx.driver_raw}" if ctx.driver_raw else f"(CUDA {v.cuda})")
+        bits.append(
+            f"(CUDA {v.cuda}) runs on driver {ctx.driver_raw}" if ctx.driver_raw else f"(CUDA {v.cuda})"
+        )
         if _ccs(ctx):
             bits.append("with native kernels for " + ", ".join(c.sm for c in _ccs(ctx)))
     if ctx.python_tag is not None:
@@ -207,8 +228,9 @@ def _why_tf_fails(ctx: Ctx, r: TfRelease, gpu: bool) -> Optional[str]:
 
 
 def suggest_tf(ctx: Ctx, want_gpu: bool) -> tuple[Optional[Pick], list[dict[str, str]], Optional[str]]:
-    releases = sorted((r for r in ctx.m.tensorflow if not r.version.is_prerelease), key=lambda r: r.version,
-                      reverse=True)
+    releases = sorted(
+        (r for r in ctx.m.tensorflow if not r.version.is_prerelease), key=lambda r: r.version, reverse=True
+    )
     if not releases:
         return None, [], "the matrix has no TensorFlow releases"
     fails: list[tuple[Version, str]] = []
@@ -218,11 +240,21 @@ def suggest_tf(ctx: Ctx, want_gpu: bool) -> tuple[Optional[Pick], list[dict[str,
             needs = ""
             if want_gpu and not (ctx.os == "linux" and r.and_cuda) and r.cuda:
                 needs = f"; it needs CUDA {r.cuda} and cuDNN {r.cudnn} installed on the system"
-            reason = ("newest TensorFlow that runs here" +
-                      (f" on the GPU (CUDA {r.cuda}, cuDNN {r.cudnn})" if want_gpu else " on the CPU") + needs)
-            return Pick(r.raw, "and-cuda" if want_gpu and r.and_cuda and ctx.os == "linux" else None,
-                        _tf_command(r, want_gpu, ctx.os or "linux"), reason), \
-                _group_blocked("tensorflow", fails, releases[0].version), None
+            reason = (
+                "newest TensorFlow that runs here"
+                + (f" on the GPU (CUDA {r.cuda}, cuDNN {r.cudnn})" if want_gpu else " on the CPU")
+                + needs
+            )
+            return (
+                Pick(
+                    r.raw,
+                    "and-cuda" if want_gpu and r.and_cuda and ctx.os == "linux" else None,
+                    _tf_command(r, want_gpu, ctx.os or "linux"),
+                    reason,
+                ),
+                _group_blocked("tensorflow", fails, releases[0].version),
+                None,
+            )
         fails.append((r.version, why))
     blocked = _group_blocked("tensorflow", fails, releases[0].version)
     return None, blocked, _unavailable(blocked)
@@ -236,11 +268,19 @@ def suggest(facts: Facts, m: Matrix) -> Suggestion:
     first: list[dict[str, str]] = []
     branch_note = ""
     if unsupported:
-        first = [{"what": "every GPU build", "why": f"{unsupported[0].title}: {unsupported[0].fixes[0].text}"}]
+        first = [
+            {"what": "every GPU build", "why": f"{unsupported[0].title}: {unsupported[0].fixes[0].text}"}
+        ]
         # Answer for the newest driver of the last branch that supports the GPU (as far as the matrix knows it).
-        last = min(r.last_driver for g in _ccs(ctx) if (r := m.cc_row(g)) is not None and r.last_driver is not None)
-        known = [(Version(d), d) for r in m.cuda_releases for d in r.min_driver.values()
-                 if d is not None and Version(d).release[0] <= last]
+        last = min(
+            r.last_driver for g in _ccs(ctx) if (r := m.cc_row(g)) is not None and r.last_driver is not None
+        )
+        known = [
+            (Version(d), d)
+            for r in m.cuda_releases
+            for d in r.min_driver.values()
+            if d is not None and Version(d).release[0] <= last
+        ]
         best = max(known) if known else None
         ctx.driver, ctx.driver_raw = (best[0], best[1]) if best else (None, None)
         branch_note = f" (after switching to the R{last} driver branch)"
@@ -264,7 +304,9 @@ def render_suggestion(s: Suggestion) -> str:
         if pick is None:
             lines.append(f"{name}: no release works here — {s.unavailable.get(key, 'unknown')}")
             continue
-        lines.append(f"{name} {pick.version}" + (f" ({pick.variant})" if pick.variant else "") + f": {pick.reason}")
+        lines.append(
+            f"{name} {pick.version}" + (f" ({pick.variant})" if pick.variant else "") + f": {pick.reason}"
+        )
         lines.append(f"  $ {pick.command}")
     if s.blocked:
         lines.append("")

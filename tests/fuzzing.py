@@ -23,7 +23,11 @@ FUZZ = settings(
     deadline=None,  # timed by hand against LIMIT_S, with the time in the failure message
     database=None,  # nothing written into the tree
     derandomize=True,  # the same examples on every run: a failure is reproducible, not flaky
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
 )
 
 
@@ -37,14 +41,34 @@ def check(run: Callable[..., Any], *args: str, limit: float = LIMIT_S, what: str
     assert "Traceback" not in res.err and "Traceback" not in res.out, f"{label}: {res.err[:2000]}"
     if res.code == 2:
         assert res.err.startswith("compat: error: "), f"{label}: {res.err[:500]}"
-        assert res.err.count("\n") == 1 and res.err.endswith("\n"), f"{label}: not one line: {res.err[:500]!r}"
+        assert res.err.count("\n") == 1 and res.err.endswith("\n"), (
+            f"{label}: not one line: {res.err[:500]!r}"
+        )
     assert took < limit, f"{label}: {took:.2f} s (limit {limit} s)"
     return res
 
 
 WRONG: tuple[Any, ...] = (
-    None, True, False, 0, -1, 2**63, 1.5, -1e308, "", "x", "1.2.3", "9" * 5000, "\u00b2", "\ud800",
-    [], [None], [[]], {}, {"": None}, {"raw": []},
+    None,
+    True,
+    False,
+    0,
+    -1,
+    2**63,
+    1.5,
+    -1e308,
+    "",
+    "x",
+    "1.2.3",
+    "9" * 5000,
+    "\u00b2",
+    "\ud800",
+    [],
+    [None],
+    [[]],
+    {},
+    {"": None},
+    {"raw": []},
 )
 """Values of every JSON type put in place of one field: wrong types, empty, huge, a lone surrogate."""
 

@@ -39,20 +39,35 @@ def build_facts(
 def register(app: typer.Typer) -> None:
     @app.command("check")
     def check(
-        driver: Optional[str] = typer.Option(None, "--driver", metavar="V", help="NVIDIA driver version, e.g. 535.104.05."),
-        os_name: Optional[str] = typer.Option(None, "--os", metavar="linux|windows", help="Default: this machine's."),
+        driver: Optional[str] = typer.Option(
+            None, "--driver", metavar="V", help="NVIDIA driver version, e.g. 535.104.05."
+        ),
+        os_name: Optional[str] = typer.Option(
+            None, "--os", metavar="linux|windows", help="Default: this machine's."
+        ),
         gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="GPU name, e.g. 'RTX 4090'."),
         cc: Optional[str] = typer.Option(None, "--cc", metavar="X.Y", help="GPU compute capability."),
-        cuda: Optional[str] = typer.Option(None, "--cuda", metavar="X.Y[.Z]", help="CUDA toolkit/runtime version."),
+        cuda: Optional[str] = typer.Option(
+            None, "--cuda", metavar="X.Y[.Z]", help="CUDA toolkit/runtime version."
+        ),
         cudnn: Optional[str] = typer.Option(None, "--cudnn", metavar="V", help="cuDNN version."),
-        torch: Optional[str] = typer.Option(None, "--torch", metavar="V", help="2.6.0 (PyPI's wheel) or 2.5.1+cu124."),
-        tensorflow: Optional[str] = typer.Option(None, "--tensorflow", metavar="V", help="TensorFlow version."),
+        torch: Optional[str] = typer.Option(
+            None, "--torch", metavar="V", help="2.6.0 (PyPI's wheel) or 2.5.1+cu124."
+        ),
+        tensorflow: Optional[str] = typer.Option(
+            None, "--tensorflow", metavar="V", help="TensorFlow version."
+        ),
         python: Optional[str] = typer.Option(None, "--python", metavar="X.Y", help="Python version."),
-        snapshot: Optional[str] = typer.Option(None, "--snapshot", metavar="FILE", help="Facts from a saved snapshot."),
+        snapshot: Optional[str] = typer.Option(
+            None, "--snapshot", metavar="FILE", help="Facts from a saved snapshot."
+        ),
         require_gpu: bool = typer.Option(False, "--require-gpu", help="A missing GPU is an error."),
         target_driver: Optional[str] = typer.Option(
-            None, "--target-driver", metavar="V",
-            help="Check what is installed in this environment (e.g. inside `docker build`) against driver V."),
+            None,
+            "--target-driver",
+            metavar="V",
+            help="Check what is installed in this environment (e.g. inside `docker build`) against driver V.",
+        ),
         json_out: bool = JSON_OPT,
         fail_on: str = FAIL_ON_OPT,
         matrix: Optional[str] = MATRIX_OPT,
@@ -60,8 +75,17 @@ def register(app: typer.Typer) -> None:
         """What-if: check a stack described by flags (and/or a snapshot) against the matrix."""
         check_fail_on(fail_on)
         m = load(matrix)
-        flags = {"driver": driver, "os": os_name, "gpu": gpu, "cc": cc, "cuda": cuda, "cudnn": cudnn,
-                 "torch": torch, "tensorflow": tensorflow, "python": python}
+        flags = {
+            "driver": driver,
+            "os": os_name,
+            "gpu": gpu,
+            "cc": cc,
+            "cuda": cuda,
+            "cudnn": cudnn,
+            "torch": torch,
+            "tensorflow": tensorflow,
+            "python": python,
+        }
         if target_driver is not None:
             from compat.installed import installed_facts
 

@@ -37,6 +37,10 @@ def emit(report: Report, *, json_out: bool, title: str, fail_on: str) -> int:
     return EXIT_INCOMPATIBLE if at_or_above(report.findings, fail_on) else EXIT_OK
 
 
-MATRIX_OPT = typer.Option(None, "--matrix", metavar="DIR", help="Matrix directory to use instead of the shipped one.")
+MATRIX_OPT = typer.Option(
+    None, "--matrix", metavar="DIR", help="Matrix directory to use instead of the shipped one."
+)
 JSON_OPT = typer.Option(False, "--json", help="Print one JSON document (schema_version 1) on stdout.")
-FAIL_ON_OPT = typer.Option("error", "--fail-on", metavar="error|warning", help="Exit 1 at or above this severity.")
+FAIL_ON_OPT = typer.Option(
+    "error", "--fail-on", metavar="error|warning", help="Exit 1 at or above this severity."
+)

@@ -21,8 +21,10 @@ def parse_build_args(items: list[str], environ: Optional[dict[str, str]] = None)
             raise InputError(f"--build-arg {item!r}: expected NAME=VALUE")
         if not eq:
             if key not in env:
-                raise InputError(f"--build-arg {item!r} has no '=' and {key} is not set in the environment "
-                                 "(expected NAME=VALUE)")
+                raise InputError(
+                    f"--build-arg {item!r} has no '=' and {key} is not set in the environment "
+                    "(expected NAME=VALUE)"
+                )
             value = env[key]
         out[key] = value
     return out
@@ -33,13 +35,29 @@ def register(app: typer.Typer) -> None:
     def dockerfile(
         path: str = typer.Argument(..., metavar="PATH", help="The Dockerfile (or a directory holding one)."),
         target_driver: Optional[str] = typer.Option(
-            None, "--target-driver", metavar="V", help="NVIDIA driver of the machines that will run the image."),
-        target_gpu: Optional[str] = typer.Option(None, "--target-gpu", metavar="NAME", help="GPU the image will run on."),
-        target_cc: Optional[str] = typer.Option(None, "--target-cc", metavar="X.Y",
-                                                help="Compute capability of that GPU (instead of --target-gpu)."),
-        build_arg: List[str] = typer.Option([], "--build-arg", metavar="K=V", help="As for docker build; repeatable."),  # noqa: UP006
+            None,
+            "--target-driver",
+            metavar="V",
+            help="NVIDIA driver of the machines that will run the image.",
+        ),
+        target_gpu: Optional[str] = typer.Option(
+            None, "--target-gpu", metavar="NAME", help="GPU the image will run on."
+        ),
+        target_cc: Optional[str] = typer.Option(
+            None,
+            "--target-cc",
+            metavar="X.Y",
+            help="Compute capability of that GPU (instead of --target-gpu).",
+        ),
+        build_arg: List[str] = typer.Option(
+            [], "--build-arg", metavar="K=V", help="As for docker build; repeatable."
+        ),  # noqa: UP006
         context: Optional[str] = typer.Option(
-            None, "--context", metavar="DIR", help="Build context for COPY'd requirements files (default: PATH's folder)."),
+            None,
+            "--context",
+            metavar="DIR",
+            help="Build context for COPY'd requirements files (default: PATH's folder).",
+        ),
         json_out: bool = JSON_OPT,
         fail_on: str = FAIL_ON_OPT,
         matrix: Optional[str] = MATRIX_OPT,
@@ -60,9 +78,18 @@ def register(app: typer.Typer) -> None:
         if target_gpu is not None and m.gpu(target_gpu) is None:
             sugg = m.gpu_suggestions(target_gpu)
             hint = f"; did you mean: {', '.join(repr(s) for s in sugg)}" if sugg else ""
-            raise InputError(f"unknown GPU {target_gpu!r}{hint} (or give its compute capability with --target-cc X.Y)")
+            raise InputError(
+                f"unknown GPU {target_gpu!r}{hint} (or give its compute capability with --target-cc X.Y)"
+            )
         from compat.dockerfile import check_dockerfile
 
-        report = check_dockerfile(path, m, target_driver=target_driver, target_gpu=target_gpu, target_cc=target_cc,
-                                  build_args=args, context=context)
+        report = check_dockerfile(
+            path,
+            m,
+            target_driver=target_driver,
+            target_gpu=target_gpu,
+            target_cc=target_cc,
+            build_args=args,
+            context=context,
+        )
         raise typer.Exit(emit(report, json_out=json_out, title=f"compat dockerfile {path}", fail_on=fail_on))

@@ -45,19 +45,34 @@ def register(app: typer.Typer) -> None:
     def doctor(
         json_out: bool = JSON_OPT,
         no_smoke: bool = typer.Option(False, "--no-smoke", help="Skip the smoke-training job."),
-        python: Optional[str] = typer.Option(None, "--python", metavar="PATH",
-                                             help="Inspect the environment of this interpreter instead of compat's own."),
+        python: Optional[str] = typer.Option(
+            None,
+            "--python",
+            metavar="PATH",
+            help="Inspect the environment of this interpreter instead of compat's own.",
+        ),
         save_snapshot: Optional[str] = typer.Option(
-            None, "--save-snapshot", metavar="FILE",
-            help="Write the facts to FILE; `compat check --snapshot FILE` reproduces the findings elsewhere."),
-        require_gpu: bool = typer.Option(False, "--require-gpu", help="A missing or unusable GPU is an error."),
+            None,
+            "--save-snapshot",
+            metavar="FILE",
+            help="Write the facts to FILE; `compat check --snapshot FILE` reproduces the findings elsewhere.",
+        ),
+        require_gpu: bool = typer.Option(
+            False, "--require-gpu", help="A missing or unusable GPU is an error."
+        ),
         fail_on: str = FAIL_ON_OPT,
         matrix: Optional[str] = MATRIX_OPT,
-        timeout: float = typer.Option(5.0, "--timeout", metavar="S",
-                                      help="Seconds each probe may take (framework imports get 4x, at most 20 s)."),
-        no_cache: bool = typer.Option(False, "--no-cache",
-                                      help="Import every framework afresh even if nothing changed since the last "
-                                           "successful import."),
+        timeout: float = typer.Option(
+            5.0,
+            "--timeout",
+            metavar="S",
+            help="Seconds each probe may take (framework imports get 4x, at most 20 s).",
+        ),
+        no_cache: bool = typer.Option(
+            False,
+            "--no-cache",
+            help="Import every framework afresh even if nothing changed since the last successful import.",
+        ),
     ) -> None:
         """Probe this machine: driver, GPUs and their health, CUDA, cuDNN, frameworks, resources; every problem with its fix."""
         check_fail_on(fail_on)

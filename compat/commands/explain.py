@@ -23,8 +23,9 @@ def _machine_facts() -> tuple[Any, str]:
     return gather_facts(), "compat.probes.gather_facts"
 
 
-def run_explain(file: Optional[str], *, json_out: bool, with_doctor: bool, snapshot: Optional[str],
-                matrix: Optional[str]) -> int:
+def run_explain(
+    file: Optional[str], *, json_out: bool, with_doctor: bool, snapshot: Optional[str], matrix: Optional[str]
+) -> int:
     from compat.cli import matrix_dir
     from compat.explain.catalogue import catalogue_from_file, default_catalogue
     from compat.explain.engine import Scanner, finish
@@ -75,14 +76,19 @@ def run_explain(file: Optional[str], *, json_out: bool, with_doctor: bool, snaps
 def register(app: typer.Typer) -> None:
     @app.command("explain")
     def explain(
-        file: Optional[str] = typer.Argument(None, metavar="[FILE|-]", help="The log to read (default: stdin)."),
+        file: Optional[str] = typer.Argument(
+            None, metavar="[FILE|-]", help="The log to read (default: stdin)."
+        ),
         json_out: bool = JSON_OPT,
         with_doctor: bool = typer.Option(
-            False, "--with-doctor", help="Probe this machine and cross-check each diagnosis against it."),
+            False, "--with-doctor", help="Probe this machine and cross-check each diagnosis against it."
+        ),
         snapshot: Optional[str] = typer.Option(
-            None, "--snapshot", metavar="FILE", help="Cross-check against a saved snapshot (compat doctor)."),
+            None, "--snapshot", metavar="FILE", help="Cross-check against a saved snapshot (compat doctor)."
+        ),
         matrix: Optional[str] = MATRIX_OPT,
     ) -> None:
         """Read a crash log (a file, or stdin), name the root cause and give the fix."""
-        raise typer.Exit(run_explain(file, json_out=json_out, with_doctor=with_doctor, snapshot=snapshot,
-                                     matrix=matrix))
+        raise typer.Exit(
+            run_explain(file, json_out=json_out, with_doctor=with_doctor, snapshot=snapshot, matrix=matrix)
+        )

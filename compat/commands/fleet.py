@@ -34,13 +34,21 @@ def register(app: typer.Typer) -> None:
     def fleet(
         ctx: typer.Context,
         address: Optional[str] = typer.Option(
-            None, "--address", metavar="auto|ray://HOST:PORT",
-            help="The Ray cluster (default: $RAY_ADDRESS, else auto: the cluster this machine belongs to)."),
-        smoke: bool = typer.Option(False, "--smoke",
-                                   help="Also run the smoke-training job on every node (its GPUs are requested)."),
+            None,
+            "--address",
+            metavar="auto|ray://HOST:PORT",
+            help="The Ray cluster (default: $RAY_ADDRESS, else auto: the cluster this machine belongs to).",
+        ),
+        smoke: bool = typer.Option(
+            False, "--smoke", help="Also run the smoke-training job on every node (its GPUs are requested)."
+        ),
         json_out: bool = JSON_OPT,
-        timeout: float = typer.Option(DEFAULT_TIMEOUT, "--timeout", metavar="S",
-                                      help="Seconds to wait for every node; nodes silent by then are unreachable."),
+        timeout: float = typer.Option(
+            DEFAULT_TIMEOUT,
+            "--timeout",
+            metavar="S",
+            help="Seconds to wait for every node; nodes silent by then are unreachable.",
+        ),
         fail_on: str = FAIL_ON_OPT,
     ) -> None:
         """Run `compat doctor` on every node of a Ray cluster: stacks grouped, drift from the majority, sick GPUs.
@@ -56,15 +64,20 @@ def register(app: typer.Typer) -> None:
         from compat.fleet.report import build_fleet
 
         if not json_out and sys.stderr.isatty():
-            sys.stderr.write(f"compat fleet: running compat doctor on every node (timeout {timeout:g} s)...\n")
+            sys.stderr.write(
+                f"compat fleet: running compat doctor on every node (timeout {timeout:g} s)...\n"
+            )
         inputs, extra = collect(address, smoke=smoke, timeout=timeout)
         doc = build_fleet(inputs, source="ray", extra=extra)
         raise typer.Exit(_emit(doc, json_out=json_out, fail_on=fail_on))
 
     @fleet_app.command("merge")
     def merge(
-        reports: list[str] = typer.Argument(..., metavar="REPORT.json",
-                                            help="Files of `compat doctor --json` output (one or more documents each)."),
+        reports: list[str] = typer.Argument(
+            ...,
+            metavar="REPORT.json",
+            help="Files of `compat doctor --json` output (one or more documents each).",
+        ),
         json_out: bool = JSON_OPT,
         fail_on: str = FAIL_ON_OPT,
     ) -> None:
@@ -82,5 +95,8 @@ def register(app: typer.Typer) -> None:
         doc = build_fleet(inputs, source="files", duplicates=duplicates)
         raise typer.Exit(_emit(doc, json_out=json_out, fail_on=fail_on))
 
-    app.add_typer(fleet_app, name="fleet",
-                  help="Check every node of a GPU cluster (Ray, or merged doctor reports): drift, sick GPUs, failed smokes.")
+    app.add_typer(
+        fleet_app,
+        name="fleet",
+        help="Check every node of a GPU cluster (Ray, or merged doctor reports): drift, sick GPUs, failed smokes.",
+    )

@@ -42,7 +42,9 @@ def cuda_row(m: Matrix, key: str) -> dict[str, Any]:
         "name": rel.name,
         "min_driver": dict(rel.min_driver),
         "minor_compat_floor": dict(mc.floor) if mc else {"linux": None, "windows": None},
-        "compute_capabilities": {"min": str(rng[0]), "max": str(rng[1])} if rng else {"min": None, "max": None},
+        "compute_capabilities": {"min": str(rng[0]), "max": str(rng[1])}
+        if rng
+        else {"min": None, "max": None},
         "source": rel.source,
     }
 
@@ -53,8 +55,14 @@ def gpu_row(m: Matrix, key: str) -> dict[str, Any]:
         sugg = m.gpu_suggestions(key)
         hint = f"; nearest known: {', '.join(sugg)}" if sugg else ""
         raise InputError(f"no gpu {key!r} in the matrix (updated {m.updated_date}){hint}")
-    return {"name": row.name, "aliases": list(row.aliases), "compute_capability": str(row.cc),
-            "architecture": row.architecture, "segment": row.segment, "source": row.source}
+    return {
+        "name": row.name,
+        "aliases": list(row.aliases),
+        "compute_capability": str(row.cc),
+        "architecture": row.architecture,
+        "segment": row.segment,
+        "source": row.source,
+    }
 
 
 def cudnn_row(m: Matrix, key: str) -> dict[str, Any]:
@@ -64,10 +72,17 @@ def cudnn_row(m: Matrix, key: str) -> dict[str, Any]:
     cuda = []
     drivers: dict[str, dict[str, Optional[str]]] = {}
     for p in rel.packages:
-        cuda.append({"major": p.cuda_major, "min": str(p.cuda_min) if p.cuda_min else None,
-                     "max": str(p.cuda_max) if p.cuda_max else None,
-                     "compute_capabilities": {"min": str(p.cc_min) if p.cc_min else None,
-                                              "max": str(p.cc_max) if p.cc_max else None}})
+        cuda.append(
+            {
+                "major": p.cuda_major,
+                "min": str(p.cuda_min) if p.cuda_min else None,
+                "max": str(p.cuda_max) if p.cuda_max else None,
+                "compute_capabilities": {
+                    "min": str(p.cc_min) if p.cc_min else None,
+                    "max": str(p.cc_max) if p.cc_max else None,
+                },
+            }
+        )
         drivers[f"cuda{p.cuda_major}"] = dict(p.min_driver)
     return {"version": rel.raw, "cuda": cuda, "min_driver": drivers, "source": rel.source}
 
@@ -77,11 +92,20 @@ def torch_row(m: Matrix, key: str) -> dict[str, Any]:
     if rel is None:
         raise _not_found(m, "torch", key)
     return {
-        "version": rel.raw, "python": list(rel.python), "pypi_default": rel.pypi_default,
+        "version": rel.raw,
+        "python": list(rel.python),
+        "pypi_default": rel.pypi_default,
         "pypi_requires": dict(rel.pypi_requires),
-        "variants": [{"tag": v.tag, "cuda": v.cuda, "cudnn": v.cudnn,
-                      "archs": [str(a) for a in v.archs] if v.archs is not None else None,
-                      "index_url": v.index_url} for v in rel.variants],
+        "variants": [
+            {
+                "tag": v.tag,
+                "cuda": v.cuda,
+                "cudnn": v.cudnn,
+                "archs": [str(a) for a in v.archs] if v.archs is not None else None,
+                "index_url": v.index_url,
+            }
+            for v in rel.variants
+        ],
         "source": rel.source,
     }
 
@@ -90,10 +114,16 @@ def tf_row(m: Matrix, key: str) -> dict[str, Any]:
     rel = m.tf_release(parse_version(key, "TensorFlow version"))
     if rel is None:
         raise _not_found(m, "tensorflow", key)
-    return {"version": rel.raw, "python": list(rel.python), "cuda": rel.cuda, "cudnn": rel.cudnn,
-            "and_cuda": dict(rel.and_cuda), "windows_gpu": rel.windows_gpu,
-            "compute_capabilities": [str(a) for a in rel.archs] if rel.archs is not None else None,
-            "source": rel.source}
+    return {
+        "version": rel.raw,
+        "python": list(rel.python),
+        "cuda": rel.cuda,
+        "cudnn": rel.cudnn,
+        "and_cuda": dict(rel.and_cuda),
+        "windows_gpu": rel.windows_gpu,
+        "compute_capabilities": [str(a) for a in rel.archs] if rel.archs is not None else None,
+        "source": rel.source,
+    }
 
 
 def _lines(doc: dict[str, Any], title: str) -> list[str]:
@@ -103,8 +133,13 @@ def _lines(doc: dict[str, Any], title: str) -> list[str]:
         if isinstance(v, list) and v and isinstance(v[0], dict):
             out.append(f"  {k}:")
             for item in v:
-                out.append("    - " + ", ".join(f"{ik}={iv if not isinstance(iv, list) else ' '.join(map(str, iv))}"
-                                               for ik, iv in item.items()))
+                out.append(
+                    "    - "
+                    + ", ".join(
+                        f"{ik}={iv if not isinstance(iv, list) else ' '.join(map(str, iv))}"
+                        for ik, iv in item.items()
+                    )
+                )
         elif isinstance(v, dict):
             out.append(f"  {k}: " + ", ".join(f"{ik}={iv}" for ik, iv in v.items()))
         elif isinstance(v, list):
@@ -131,21 +166,33 @@ def register(app: typer.Typer) -> None:
                 sys.stderr.write(f"  {p}\n")
             raise typer.Exit(EXIT_USAGE) from None
         n = (len(m.cuda_releases), len(m.gpus), len(m.cudnn), len(m.torch), len(m.tensorflow))
-        sys.stdout.write(f"matrix {d} is valid (updated {m.updated_date}): {n[0]} CUDA releases, {n[1]} GPUs, "
-                         f"{n[2]} cuDNN releases, {n[3]} PyTorch releases, {n[4]} TensorFlow releases\n")
+        sys.stdout.write(
+            f"matrix {d} is valid (updated {m.updated_date}): {n[0]} CUDA releases, {n[1]} GPUs, "
+            f"{n[2]} cuDNN releases, {n[3]} PyTorch releases, {n[4]} TensorFlow releases\n"
+        )
         raise typer.Exit(EXIT_OK)
 
-    lookups = {"cuda": (cuda_row, "CUDA"), "gpu": (gpu_row, "GPU"), "cudnn": (cudnn_row, "cuDNN"),
-               "torch": (torch_row, "PyTorch"), "tensorflow": (tf_row, "TensorFlow")}
+    lookups = {
+        "cuda": (cuda_row, "CUDA"),
+        "gpu": (gpu_row, "GPU"),
+        "cudnn": (cudnn_row, "cuDNN"),
+        "torch": (torch_row, "PyTorch"),
+        "tensorflow": (tf_row, "TensorFlow"),
+    }
     for subject, (fn, label) in lookups.items():
+
         def make(fn: Any = fn, label: str = label, subject: str = subject) -> None:
             @matrix_app.command(subject, help=f"Look up one {label} row.")
-            def lookup(key: str = typer.Argument(..., metavar="KEY"), json_out: bool = JSON_OPT,
-                       matrix: Optional[str] = MATRIX_OPT) -> None:
+            def lookup(
+                key: str = typer.Argument(..., metavar="KEY"),
+                json_out: bool = JSON_OPT,
+                matrix: Optional[str] = MATRIX_OPT,
+            ) -> None:
                 m = load(matrix)
                 doc = fn(m, key)
                 _out(doc, json_out, _lines(doc, f"{label} {doc.get('version') or doc.get('name')}"))
                 raise typer.Exit(EXIT_OK)
+
         make()
 
 

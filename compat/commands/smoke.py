@@ -14,26 +14,50 @@ from compat.smoke.result import DEFAULT_BATCH, DEFAULT_STEPS, DEFAULT_TIMEOUT
 def register(app: typer.Typer) -> None:
     @app.command("smoke")
     def smoke(
-        framework: str = typer.Option("auto", "--framework", metavar="auto|torch|tensorflow",
-                                      help="Framework to train with (auto: PyTorch if installed, else TensorFlow)."),
-        device: str = typer.Option("auto", "--device", metavar="auto|cuda|cpu",
-                                   help="Where to train (auto: the GPU when the framework sees one)."),
+        framework: str = typer.Option(
+            "auto",
+            "--framework",
+            metavar="auto|torch|tensorflow",
+            help="Framework to train with (auto: PyTorch if installed, else TensorFlow).",
+        ),
+        device: str = typer.Option(
+            "auto",
+            "--device",
+            metavar="auto|cuda|cpu",
+            help="Where to train (auto: the GPU when the framework sees one).",
+        ),
         steps: int = typer.Option(DEFAULT_STEPS, "--steps", metavar="N", help="Training steps (at least 2)."),
         batch_size: int = typer.Option(DEFAULT_BATCH, "--batch-size", metavar="N", help="Batch size."),
-        amp: bool = typer.Option(False, "--amp", help="Mixed precision: bf16 where supported, else fp16 with a scaler."),
-        find_max_batch: bool = typer.Option(False, "--find-max-batch",
-                                            help="Double the batch size until the GPU runs out of memory (GPUs only)."),
-        timeout: float = typer.Option(DEFAULT_TIMEOUT, "--timeout", metavar="S",
-                                      help="Seconds before the child's whole process group is killed."),
-        python: Optional[str] = typer.Option(None, "--python", metavar="PATH",
-                                             help="Train with this interpreter instead of compat's own."),
+        amp: bool = typer.Option(
+            False, "--amp", help="Mixed precision: bf16 where supported, else fp16 with a scaler."
+        ),
+        find_max_batch: bool = typer.Option(
+            False,
+            "--find-max-batch",
+            help="Double the batch size until the GPU runs out of memory (GPUs only).",
+        ),
+        timeout: float = typer.Option(
+            DEFAULT_TIMEOUT,
+            "--timeout",
+            metavar="S",
+            help="Seconds before the child's whole process group is killed.",
+        ),
+        python: Optional[str] = typer.Option(
+            None, "--python", metavar="PATH", help="Train with this interpreter instead of compat's own."
+        ),
         json_out: bool = JSON_OPT,
         distributed: bool = typer.Option(
-            False, "--distributed",
+            False,
+            "--distributed",
             help="DistributedDataParallel across all local GPUs (NCCL), one process per rank; 2 CPU ranks (gloo) "
-                 "when there is no GPU."),
+            "when there is no GPU.",
+        ),
         nproc: Optional[int] = typer.Option(
-            None, "--nproc", metavar="N", help="With --distributed: ranks to start (default: one per GPU, 2 on CPU)."),
+            None,
+            "--nproc",
+            metavar="N",
+            help="With --distributed: ranks to start (default: one per GPU, 2 on CPU).",
+        ),
     ) -> None:
         """Train a tiny CNN for a few steps in an isolated child process: a crash is a diagnosis, not a dead terminal."""
         from compat.errors import InputError
@@ -58,10 +82,20 @@ def register(app: typer.Typer) -> None:
         if nproc is not None:
             raise InputError("--nproc needs --distributed")
 
-        options = SmokeOptions(framework=framework, device=device, steps=steps, batch_size=batch_size, amp=amp,
-                               find_max_batch=find_max_batch, timeout=timeout, python=python).validate()
+        options = SmokeOptions(
+            framework=framework,
+            device=device,
+            steps=steps,
+            batch_size=batch_size,
+            amp=amp,
+            find_max_batch=find_max_batch,
+            timeout=timeout,
+            python=python,
+        ).validate()
         if not json_out and sys.stderr.isatty():
-            sys.stderr.write(f"compat smoke: training a tiny CNN ({framework}, {device}; timeout {timeout:g} s)...\n")
+            sys.stderr.write(
+                f"compat smoke: training a tiny CNN ({framework}, {device}; timeout {timeout:g} s)...\n"
+            )
         result = run_smoke(options)
         if json_out:
             from compat.render import dumps

@@ -32,8 +32,12 @@ def register(app: typer.Typer) -> None:
         gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="GPU name."),
         cc: Optional[str] = typer.Option(None, "--cc", metavar="X.Y", help="GPU compute capability."),
         python: Optional[str] = typer.Option(None, "--python", metavar="X.Y", help="Python version."),
-        os_name: Optional[str] = typer.Option(None, "--os", metavar="linux|windows", help="Operating system."),
-        no_probe: bool = typer.Option(False, "--no-probe", help="Do not fill missing facts from this machine."),
+        os_name: Optional[str] = typer.Option(
+            None, "--os", metavar="linux|windows", help="Operating system."
+        ),
+        no_probe: bool = typer.Option(
+            False, "--no-probe", help="Do not fill missing facts from this machine."
+        ),
         json_out: bool = JSON_OPT,
         matrix: Optional[str] = MATRIX_OPT,
     ) -> None:
@@ -42,13 +46,19 @@ def register(app: typer.Typer) -> None:
         from compat.suggest import render_suggestion, suggest
 
         m = load(matrix)
-        flags = {k: v for k, v in {"driver": driver, "gpu": gpu, "cc": cc, "python": python, "os": os_name}.items()
-                 if v is not None}
+        flags = {
+            k: v
+            for k, v in {"driver": driver, "gpu": gpu, "cc": cc, "python": python, "os": os_name}.items()
+            if v is not None
+        }
         resolve_gpu_name(m, gpu, cc)
         base = Facts() if no_probe else apply_overrides(_live_facts())
         # Only machine facts matter here: drop installed framework versions.
-        base = Facts(values={k: v for k, v in base.values.items() if k in ("os", "python", "driver", "driver_cuda")},
-                     gpus=base.gpus, gpus_source=base.gpus_source)
+        base = Facts(
+            values={k: v for k, v in base.values.items() if k in ("os", "python", "driver", "driver_cuda")},
+            gpus=base.gpus,
+            gpus_source=base.gpus_source,
+        )
         if base.get("os") is None and "os" not in flags:
             base = base.with_values({"os": make_fact("os", host_os(), "this machine")})
         facts = apply_flags(base, flags)

@@ -35,9 +35,16 @@ def read_dockerfile(path: str | Path) -> str:
     return text
 
 
-def check_dockerfile(path: str | Path, matrix: Matrix, *, target_driver: Optional[str] = None,
-                     target_gpu: Optional[str] = None, target_cc: Optional[str] = None,
-                     build_args: Optional[Mapping[str, str]] = None, context: Optional[str | Path] = None) -> Report:
+def check_dockerfile(
+    path: str | Path,
+    matrix: Matrix,
+    *,
+    target_driver: Optional[str] = None,
+    target_gpu: Optional[str] = None,
+    target_cc: Optional[str] = None,
+    build_args: Optional[Mapping[str, str]] = None,
+    context: Optional[str | Path] = None,
+) -> Report:
     """Parse, infer each stage's stack and resolve it: the report `compat dockerfile` prints."""
     from compat.dockerfile.analyze import Options, analyze
     from compat.dockerfile.parser import parse
@@ -52,13 +59,19 @@ def check_dockerfile(path: str | Path, matrix: Matrix, *, target_driver: Optiona
         raise InputError(f"{str(p)!r} is not a Dockerfile: {what} (expected FROM)")
     if df.instructions[0].keyword not in ("FROM", "ARG") or not df.instructions[0].known:
         first = df.instructions[0]
-        raise InputError(f"{str(p)!r} is not a Dockerfile: line {first.line} starts with {first.keyword!r} "
-                         "(expected FROM)")
+        raise InputError(
+            f"{str(p)!r} is not a Dockerfile: line {first.line} starts with {first.keyword!r} (expected FROM)"
+        )
     ctx = Path(context) if context is not None else (p if p.is_dir() else p.parent)
     if context is not None and not ctx.is_dir():
         raise InputError(f"--context {str(ctx)!r} is not a directory")
-    opts = Options(target_driver=target_driver, target_gpu=target_gpu, target_cc=target_cc,
-                   build_args=dict(build_args or {}), context=ctx)
+    opts = Options(
+        target_driver=target_driver,
+        target_gpu=target_gpu,
+        target_cc=target_cc,
+        build_args=dict(build_args or {}),
+        context=ctx,
+    )
     return analyze(df, matrix, opts)
 
 

@@ -47,22 +47,59 @@ UNPINNED = "dockerfile.unpinned"
 UNRESOLVED = "dockerfile.unresolved"
 REQUIREMENTS = "dockerfile.requirements"
 NO_NVCC = "dockerfile.no-nvcc"
-CHECK_IDS = (BASE_UNKNOWN, ARG_UNSET, SYNTAX, SECOND_CUDA, NVCC_TORCH, CUDNN, CPU_WHEEL, INDEX_TAG, REQUIRE_CUDA,
-             ARCH_LIST, UNPINNED, UNRESOLVED, REQUIREMENTS, NO_NVCC)
+CHECK_IDS = (
+    BASE_UNKNOWN,
+    ARG_UNSET,
+    SYNTAX,
+    SECOND_CUDA,
+    NVCC_TORCH,
+    CUDNN,
+    CPU_WHEEL,
+    INDEX_TAG,
+    REQUIRE_CUDA,
+    ARCH_LIST,
+    UNPINNED,
+    UNRESOLVED,
+    REQUIREMENTS,
+    NO_NVCC,
+)
 
 PIP_CUDA_COST = "the pip nvidia-* wheels add about 2-3 GB"
 PREDEFINED_ARGS = {
-    "TARGETPLATFORM": "linux/amd64", "TARGETOS": "linux", "TARGETARCH": "amd64", "TARGETVARIANT": "",
-    "BUILDPLATFORM": "linux/amd64", "BUILDOS": "linux", "BUILDARCH": "amd64", "BUILDVARIANT": "",
+    "TARGETPLATFORM": "linux/amd64",
+    "TARGETOS": "linux",
+    "TARGETARCH": "amd64",
+    "TARGETVARIANT": "",
+    "BUILDPLATFORM": "linux/amd64",
+    "BUILDOS": "linux",
+    "BUILDARCH": "amd64",
+    "BUILDVARIANT": "",
 }
 # torch.utils.cpp_extension named architectures (TORCH_CUDA_ARCH_LIST accepts these names).
 NAMED_ARCHES = {
-    "kepler+tesla": "3.7", "kepler": "3.5+PTX", "maxwell+tegra": "5.3", "maxwell": "5.0;5.2+PTX",
-    "pascal": "6.0;6.1+PTX", "volta+tegra": "7.2", "volta": "7.0+PTX", "turing": "7.5+PTX",
-    "ampere+tegra": "8.7", "ampere": "8.0;8.6+PTX", "ada": "8.9+PTX", "hopper": "9.0+PTX",
+    "kepler+tesla": "3.7",
+    "kepler": "3.5+PTX",
+    "maxwell+tegra": "5.3",
+    "maxwell": "5.0;5.2+PTX",
+    "pascal": "6.0;6.1+PTX",
+    "volta+tegra": "7.2",
+    "volta": "7.0+PTX",
+    "turing": "7.5+PTX",
+    "ampere+tegra": "8.7",
+    "ampere": "8.0;8.6+PTX",
+    "ada": "8.9+PTX",
+    "hopper": "9.0+PTX",
 }
-_ENV_DIRS = ("conda", "site-packages", "dist-packages", "venv", "/usr/local/lib/python", "/root/.local",
-             "/usr/local", "/opt/python")
+_ENV_DIRS = (
+    "conda",
+    "site-packages",
+    "dist-packages",
+    "venv",
+    "/usr/local/lib/python",
+    "/root/.local",
+    "/usr/local",
+    "/opt/python",
+)
 
 
 @dataclass
@@ -124,9 +161,19 @@ class Stage:
         return self.name or str(self.index)
 
     def clone_for_child(self, index: int, name: str | None, base: str, line: int) -> Stage:
-        s = replace(self, index=index, name=name, base=base, line=line, parent=self.label,
-                    env=dict(self.env), args={}, copies=list(self.copies), findings=[],
-                    extension_builds=list(self.extension_builds))
+        s = replace(
+            self,
+            index=index,
+            name=name,
+            base=base,
+            line=line,
+            parent=self.label,
+            env=dict(self.env),
+            args={},
+            copies=list(self.copies),
+            findings=[],
+            extension_builds=list(self.extension_builds),
+        )
         return s
 
 
@@ -157,12 +204,23 @@ def build_stages(df: Dockerfile, m: Matrix, opts: Options) -> tuple[list[Stage],
     try:
         for ins_ in df.instructions:
             if not ins_.known:
-                notes.append(Finding(
-                    SYNTAX, "error", f"unknown instruction {ins_.keyword!r}",
-                    f"Line {ins_.line} starts with {ins_.keyword!r}, which is not a Dockerfile instruction; "
-                    f"docker build stops with 'unknown instruction: {ins_.keyword.upper()}'.",
-                    (Fix("Fix the typo or join the line to the previous instruction with a trailing \\"),),
-                    {"instruction": ins_.keyword}, group="dockerfile", line=ins_.line))
+                notes.append(
+                    Finding(
+                        SYNTAX,
+                        "error",
+                        f"unknown instruction {ins_.keyword!r}",
+                        f"Line {ins_.line} starts with {ins_.keyword!r}, which is not a Dockerfile instruction; "
+                        f"docker build stops with 'unknown instruction: {ins_.keyword.upper()}'.",
+                        (
+                            Fix(
+                                "Fix the typo or join the line to the previous instruction with a trailing \\"
+                            ),
+                        ),
+                        {"instruction": ins_.keyword},
+                        group="dockerfile",
+                        line=ins_.line,
+                    )
+                )
                 continue
             kw = ins_.keyword
             if kw == "ARG" and cur is None:
@@ -180,15 +238,25 @@ def build_stages(df: Dockerfile, m: Matrix, opts: Options) -> tuple[list[Stage],
                     by_name[cur.name.lower()] = cur
                 continue
             if cur is None:
-                raise InputError(f"line {ins_.line}: {kw} before any FROM (not a Dockerfile, or FROM is missing)")
+                raise InputError(
+                    f"line {ins_.line}: {kw} before any FROM (not a Dockerfile, or FROM is missing)"
+                )
             _instruction(cur, ins_, df, m, opts, global_args, by_name)
     except ExpansionError as exc:  # a Dockerfile whose ARG/ENV values grow without bound
         raise InputError(f"line {ins_.line if ins_ is not None else '?'}: {exc}") from None
     return stages, notes
 
 
-def _from(ins_: Instruction, df: Dockerfile, m: Matrix, opts: Options, global_args: dict[str, str],
-          stages: list[Stage], by_name: dict[str, Stage], notes: list[Finding]) -> Stage:
+def _from(
+    ins_: Instruction,
+    df: Dockerfile,
+    m: Matrix,
+    opts: Options,
+    global_args: dict[str, str],
+    stages: list[Stage],
+    by_name: dict[str, Stage],
+    notes: list[Finding],
+) -> Stage:
     flags, rest = split_flags(ins_.args, df.escape)
     parts = rest.split()
     if not parts:
@@ -198,13 +266,25 @@ def _from(ins_: Instruction, df: Dockerfile, m: Matrix, opts: Options, global_ar
     image, unset = expand(image_raw, global_args, df.escape)
     index = len(stages)
     for var in sorted(unset):
-        notes.append(Finding(
-            ARG_UNSET, "warning", f"FROM uses ${{{var}}}, which has no value",
-            f"The base image {image_raw!r} needs ARG {var}, which has no default here and was not given with "
-            f"--build-arg: docker build fails with 'base name ({image_raw}) should not be blank' or an invalid "
-            "reference. The stage's stack is unknown.",
-            (Fix(f"Give it a default (ARG {var}=...) or pass it", f"compat dockerfile PATH --build-arg {var}=..."),),
-            {"arg": var}, group="dockerfile", line=ins_.line))
+        notes.append(
+            Finding(
+                ARG_UNSET,
+                "warning",
+                f"FROM uses ${{{var}}}, which has no value",
+                f"The base image {image_raw!r} needs ARG {var}, which has no default here and was not given with "
+                f"--build-arg: docker build fails with 'base name ({image_raw}) should not be blank' or an invalid "
+                "reference. The stage's stack is unknown.",
+                (
+                    Fix(
+                        f"Give it a default (ARG {var}=...) or pass it",
+                        f"compat dockerfile PATH --build-arg {var}=...",
+                    ),
+                ),
+                {"arg": var},
+                group="dockerfile",
+                line=ins_.line,
+            )
+        )
     image = strip_unset(image)
     platform = flags.get("platform")
     if platform:
@@ -214,17 +294,30 @@ def _from(ins_: Instruction, df: Dockerfile, m: Matrix, opts: Options, global_ar
         st = parent.clone_for_child(index, name, image, ins_.line)
         return st
     if unset or not image:
-        stack = BaseStack(image_raw, "unknown", known=False, reason=f"'{image_raw}' depends on unset build arguments")
+        stack = BaseStack(
+            image_raw, "unknown", known=False, reason=f"'{image_raw}' depends on unset build arguments"
+        )
     else:
         stack = infer(parse_ref(image), m.raw)
         if not stack.known:
-            notes.append(Finding(
-                BASE_UNKNOWN, "info", f"base image {image} is not known",
-                f"{stack.reason}. Checks that need the base image's CUDA, cuDNN or Python are skipped for this stage.",
-                (Fix("Pin a versioned tag such as nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04"),),
-                {"image": image}, group="dockerfile", line=ins_.line))
-    if platform and platform not in ("linux/amd64", "$BUILDPLATFORM", "$TARGETPLATFORM") and "amd64" not in platform \
-            and "x86_64" not in platform:
+            notes.append(
+                Finding(
+                    BASE_UNKNOWN,
+                    "info",
+                    f"base image {image} is not known",
+                    f"{stack.reason}. Checks that need the base image's CUDA, cuDNN or Python are skipped for this stage.",
+                    (Fix("Pin a versioned tag such as nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04"),),
+                    {"image": image},
+                    group="dockerfile",
+                    line=ins_.line,
+                )
+            )
+    if (
+        platform
+        and platform not in ("linux/amd64", "$BUILDPLATFORM", "$TARGETPLATFORM")
+        and "amd64" not in platform
+        and "x86_64" not in platform
+    ):
         stack = replace(stack, notes=(*stack.notes, f"built for {platform}"))
     st = Stage(index, name, image, ins_.line, stack)
     src = f"Dockerfile:{ins_.line}"
@@ -238,12 +331,15 @@ def _from(ins_: Instruction, df: Dockerfile, m: Matrix, opts: Options, global_ar
     st.cudnn_major = stack.cudnn_major
     if stack.torch or (stack.torch_cuda and stack.kind in ("pytorch",)):
         raw = _base_torch_raw(m, stack)
-        st.torch = TorchState(None, raw, ins_.line, "cuda" if stack.torch_cuda else None, stack.torch_cuda,
-                              from_base=True)
+        st.torch = TorchState(
+            None, raw, ins_.line, "cuda" if stack.torch_cuda else None, stack.torch_cuda, from_base=True
+        )
     elif stack.kind == "ngc-pytorch":
         st.torch = TorchState(None, None, ins_.line, "cuda", stack.torch_cuda, from_base=True)
     if stack.kind in ("tensorflow", "ngc-tensorflow"):
-        st.tf = TfState(None, stack.tensorflow, ins_.line, from_base=True, and_cuda=stack.kind == "tensorflow")
+        st.tf = TfState(
+            None, stack.tensorflow, ins_.line, from_base=True, and_cuda=stack.kind == "tensorflow"
+        )
     if stack.kind == "cuda":
         st.env["NVIDIA_REQUIRE_CUDA"] = f"cuda>={major_minor(Version(stack.cuda or '0'))}"
     del src
@@ -271,8 +367,15 @@ def _scope(st: Stage) -> dict[str, str]:
     return s
 
 
-def _instruction(st: Stage, ins_: Instruction, df: Dockerfile, m: Matrix, opts: Options,
-                 global_args: Mapping[str, str], by_name: Mapping[str, Stage]) -> None:
+def _instruction(
+    st: Stage,
+    ins_: Instruction,
+    df: Dockerfile,
+    m: Matrix,
+    opts: Options,
+    global_args: Mapping[str, str],
+    by_name: Mapping[str, Stage],
+) -> None:
     kw = ins_.keyword
     if kw == "ARG":
         for k, v in key_values(ins_.args, df.escape):
@@ -394,8 +497,10 @@ def _run(st: Stage, ins_: Instruction, df: Dockerfile, m: Matrix, opts: Options)
     pieces: list[tuple[str, int, Instruction | None]] = []
     if ins_.heredocs:
         head = text.strip()
-        body_is_script = re.fullmatch(r"<<-?\s*[\"']?\w+[\"']?", head) is not None or re.match(
-            r"^(?:ba|da|z)?sh\b", head) is not None
+        body_is_script = (
+            re.fullmatch(r"<<-?\s*[\"']?\w+[\"']?", head) is not None
+            or re.match(r"^(?:ba|da|z)?sh\b", head) is not None
+        )
         for h in ins_.heredocs:
             if body_is_script:
                 pieces.append((h.body, h.line, None))
@@ -451,7 +556,9 @@ def _apply(st: Stage, act: ins.Action, line: int, m: Matrix) -> None:
         if "tensorflow" in act.frameworks:
             st.tf = None
     elif isinstance(act, ins.Note):
-        st.findings.append(Finding(act.id, "info", act.title, act.message, (), {}, group="dockerfile", line=line))
+        st.findings.append(
+            Finding(act.id, "info", act.title, act.message, (), {}, group="dockerfile", line=line)
+        )
     elif isinstance(act, ins.Install):
         if act.python is not None:
             st.python = Where(act.python, line, f"the interpreter of this install ({act.python})")
@@ -493,18 +600,30 @@ def _install_torch(st: Stage, inst: ins.Install, line: int, m: Matrix) -> None:
     py = st.python.value if st.python else None
     tag = inst.index_tag
     if inst.tool == "conda":
-        tag = "cpu" if inst.conda_cpu else ("cu" + inst.conda_cuda.replace(".", "") if inst.conda_cuda else None)
+        tag = (
+            "cpu"
+            if inst.conda_cpu
+            else ("cu" + inst.conda_cuda.replace(".", "") if inst.conda_cuda else None)
+        )
     version = inst.version
     if version is None:
         spec = _spec_of(inst)
         rel = _newest_torch(m, spec, py, tag if inst.index_kind == "index" else None)
         if rel is None:
-            st.findings.append(Finding(
-                UNPINNED, "info", f"{inst.spec} matches no PyTorch release in the matrix",
-                f"The requirement {inst.spec!r} ({_where(inst, line)}) matches no release compat knows "
-                f"(matrix updated {m.updated_for('pytorch.yaml')}{', for Python ' + py if py else ''}); "
-                "PyTorch checks are skipped for this stage.",
-                (), {"requirement": inst.spec}, group="dockerfile", line=line))
+            st.findings.append(
+                Finding(
+                    UNPINNED,
+                    "info",
+                    f"{inst.spec} matches no PyTorch release in the matrix",
+                    f"The requirement {inst.spec!r} ({_where(inst, line)}) matches no release compat knows "
+                    f"(matrix updated {m.updated_for('pytorch.yaml')}{', for Python ' + py if py else ''}); "
+                    "PyTorch checks are skipped for this stage.",
+                    (),
+                    {"requirement": inst.spec},
+                    group="dockerfile",
+                    line=line,
+                )
+            )
             st.torch = TorchState(inst, None, line)
             return
         version = rel.raw
@@ -519,21 +638,37 @@ def _install_torch(st: Stage, inst: ins.Install, line: int, m: Matrix) -> None:
         if rel is not None and rel.variant(tag) is None:
             tags = ", ".join(x.tag for x in rel.variants) or "none known"
             if inst.index_kind == "index":
-                st.findings.append(Finding(
-                    INDEX_TAG, "error", f"torch {version} has no {tag} build: pip install fails",
-                    f"{_where(inst, line)} installs torch {version} from {inst.index_url}, the only index pip "
-                    f"reads. PyTorch publishes torch {version} as {tags}; there is no {tag} wheel, so pip stops "
-                    f"with 'No matching distribution found for torch=={version}'.",
-                    _torch_tag_fixes(m, rel, tag), {"torch": version, "index": tag}, group="dockerfile", line=line))
+                st.findings.append(
+                    Finding(
+                        INDEX_TAG,
+                        "error",
+                        f"torch {version} has no {tag} build: pip install fails",
+                        f"{_where(inst, line)} installs torch {version} from {inst.index_url}, the only index pip "
+                        f"reads. PyTorch publishes torch {version} as {tags}; there is no {tag} wheel, so pip stops "
+                        f"with 'No matching distribution found for torch=={version}'.",
+                        _torch_tag_fixes(m, rel, tag),
+                        {"torch": version, "index": tag},
+                        group="dockerfile",
+                        line=line,
+                    )
+                )
                 st.torch = TorchState(inst, None, line)
                 return
             default = rel.pypi_default or "unknown"
-            st.findings.append(Finding(
-                INDEX_TAG, "warning", f"torch {version} has no {tag} build: the {tag} index is ignored",
-                f"{_where(inst, line)} adds {inst.index_url} beside PyPI, but PyTorch publishes torch {version} "
-                f"only as {tags}. pip silently installs PyPI's torch {version} ({default}) instead of a {tag} "
-                "build.",
-                _torch_tag_fixes(m, rel, tag), {"torch": version, "index": tag}, group="dockerfile", line=line))
+            st.findings.append(
+                Finding(
+                    INDEX_TAG,
+                    "warning",
+                    f"torch {version} has no {tag} build: the {tag} index is ignored",
+                    f"{_where(inst, line)} adds {inst.index_url} beside PyPI, but PyTorch publishes torch {version} "
+                    f"only as {tags}. pip silently installs PyPI's torch {version} ({default}) instead of a {tag} "
+                    "build.",
+                    _torch_tag_fixes(m, rel, tag),
+                    {"torch": version, "index": tag},
+                    group="dockerfile",
+                    line=line,
+                )
+            )
         else:
             raw = f"{version}+{tag}"
     if inst.tool == "conda" and tag is None and rel is not None:
@@ -541,8 +676,13 @@ def _install_torch(st: Stage, inst: ins.Install, line: int, m: Matrix) -> None:
     build = None
     local = Version(raw).local
     if local:
-        build = "cpu" if local.startswith("cpu") else "rocm" if local.startswith("rocm") else (
-            "cuda" if local.startswith("cu") else None)
+        build = (
+            "cpu"
+            if local.startswith("cpu")
+            else "rocm"
+            if local.startswith("rocm")
+            else ("cuda" if local.startswith("cu") else None)
+        )
     elif rel is not None:
         pypi = rel.pypi_default
         build = "cuda" if pypi and pypi.startswith("cu") else ("cpu" if pypi == "cpu" else None)
@@ -557,23 +697,38 @@ def _install_torch(st: Stage, inst: ins.Install, line: int, m: Matrix) -> None:
 
 def _torch_tag_fixes(m: Matrix, rel: TorchRelease, tag: str) -> tuple[Fix, ...]:
     fixes: list[Fix] = []
-    cuda_vars = sorted((v for v in rel.variants if v.is_cuda), key=lambda v: Version(v.cuda or "0"), reverse=True)
+    cuda_vars = sorted(
+        (v for v in rel.variants if v.is_cuda), key=lambda v: Version(v.cuda or "0"), reverse=True
+    )
     if cuda_vars:
         v = cuda_vars[0]
-        fixes.append(Fix(f"Use an index torch {rel.raw} is published on ({v.tag})",
-                         f"pip install torch=={rel.raw} --index-url {v.index_url or 'https://download.pytorch.org/whl/' + v.tag}"))
+        fixes.append(
+            Fix(
+                f"Use an index torch {rel.raw} is published on ({v.tag})",
+                f"pip install torch=={rel.raw} --index-url {v.index_url or 'https://download.pytorch.org/whl/' + v.tag}",
+            )
+        )
     newer = [r for r in m.torch if r.variant(tag) is not None]
     if newer:
-        r = min(newer, key=lambda r: r.version) if Version(rel.raw) < min(x.version for x in newer) else max(
-            newer, key=lambda r: r.version)
+        r = (
+            min(newer, key=lambda r: r.version)
+            if Version(rel.raw) < min(x.version for x in newer)
+            else max(newer, key=lambda r: r.version)
+        )
         var = r.variant(tag)
         assert var is not None
-        fixes.append(Fix(f"Or pin a torch release that has a {tag} build",
-                         f"pip install torch=={r.raw} --index-url {var.index_url or 'https://download.pytorch.org/whl/' + tag}"))
+        fixes.append(
+            Fix(
+                f"Or pin a torch release that has a {tag} build",
+                f"pip install torch=={r.raw} --index-url {var.index_url or 'https://download.pytorch.org/whl/' + tag}",
+            )
+        )
     return tuple(fixes)
 
 
-def _newest_torch(m: Matrix, spec: SpecifierSet | None, py: str | None, tag: str | None) -> TorchRelease | None:
+def _newest_torch(
+    m: Matrix, spec: SpecifierSet | None, py: str | None, tag: str | None
+) -> TorchRelease | None:
     cands = []
     for r in m.torch:
         if spec is not None and not spec.contains(r.version, prereleases=False):
@@ -596,30 +751,45 @@ def _driver_need(m: Matrix, cuda: str | None) -> str:
     return f", which needs NVIDIA driver ≥ {need}" if need else ""
 
 
-def _unpinned_note(m: Matrix, inst: ins.Install, rel: TorchRelease, tag: str | None, py: str | None,
-                   line: int) -> Finding:
+def _unpinned_note(
+    m: Matrix, inst: ins.Install, rel: TorchRelease, tag: str | None, py: str | None, line: int
+) -> Finding:
     var = rel.variant(tag) if tag else None
     if var is None and rel.pypi_default:
         var = rel.variant(rel.pypi_default)
-    what = f"{var.tag} build, CUDA {var.cuda}" if var is not None and var.cuda else (var.tag if var else "default build")
+    what = (
+        f"{var.tag} build, CUDA {var.cuda}"
+        if var is not None and var.cuda
+        else (var.tag if var else "default build")
+    )
     return Finding(
-        UNPINNED, "info", f"{inst.spec} resolves today to torch {rel.raw}",
+        UNPINNED,
+        "info",
+        f"{inst.spec} resolves today to torch {rel.raw}",
         f"{_where(inst, line)} does not pin torch: built today it installs torch {rel.raw} ({what}"
         f"{_driver_need(m, var.cuda if var else None)}){' for Python ' + py if py else ''}. A rebuild next "
         "month may get a different CUDA runtime.",
         (Fix("Pin the version the image was tested with", f"pip install torch=={rel.raw}"),),
-        {"requirement": inst.spec, "torch": rel.raw}, group="dockerfile", line=line)
+        {"requirement": inst.spec, "torch": rel.raw},
+        group="dockerfile",
+        line=line,
+    )
 
 
 def _unresolved(inst: ins.Install, line: int, what: str) -> Finding:
     names = ", ".join(f"${{{n}}}" for n in inst.unresolved)
     first = inst.unresolved[0] if inst.unresolved else "VAR"
     return Finding(
-        UNRESOLVED, "info", f"the {what} version comes from {names}, which is not set",
+        UNRESOLVED,
+        "info",
+        f"the {what} version comes from {names}, which is not set",
         f"{_where(inst, line)} installs {inst.spec or what} with a version from {names}, which this Dockerfile "
         "does not set; checks of that version are skipped.",
         (Fix("Pass the value this image is built with", f"compat dockerfile PATH --build-arg {first}=..."),),
-        {"requirement": inst.spec}, group="dockerfile", line=line)
+        {"requirement": inst.spec},
+        group="dockerfile",
+        line=line,
+    )
 
 
 def _install_tf(st: Stage, inst: ins.Install, line: int, m: Matrix) -> None:
@@ -631,25 +801,45 @@ def _install_tf(st: Stage, inst: ins.Install, line: int, m: Matrix) -> None:
     version = inst.version
     if version is None:
         spec = _spec_of(inst)
-        cands = [r for r in m.tensorflow if (spec is None or spec.contains(r.version, prereleases=False))
-                 and not r.version.is_prerelease and (py is None or not r.python or py in r.python)]
+        cands = [
+            r
+            for r in m.tensorflow
+            if (spec is None or spec.contains(r.version, prereleases=False))
+            and not r.version.is_prerelease
+            and (py is None or not r.python or py in r.python)
+        ]
         if not cands:
-            st.findings.append(Finding(
-                UNPINNED, "info", f"{inst.spec} matches no TensorFlow release in the matrix",
-                f"The requirement {inst.spec!r} ({_where(inst, line)}) matches no release compat knows "
-                f"(matrix updated {m.updated_for('tensorflow.yaml')}{', for Python ' + py if py else ''}).",
-                (), {"requirement": inst.spec}, group="dockerfile", line=line))
+            st.findings.append(
+                Finding(
+                    UNPINNED,
+                    "info",
+                    f"{inst.spec} matches no TensorFlow release in the matrix",
+                    f"The requirement {inst.spec!r} ({_where(inst, line)}) matches no release compat knows "
+                    f"(matrix updated {m.updated_for('tensorflow.yaml')}{', for Python ' + py if py else ''}).",
+                    (),
+                    {"requirement": inst.spec},
+                    group="dockerfile",
+                    line=line,
+                )
+            )
             st.tf = TfState(inst, None, line)
             return
         rel = max(cands, key=lambda r: r.version)
         version = rel.raw
-        st.findings.append(Finding(
-            UNPINNED, "info", f"{inst.spec} resolves today to TensorFlow {rel.raw}",
-            f"{_where(inst, line)} does not pin TensorFlow: built today it installs TensorFlow {rel.raw} "
-            f"(built with CUDA {rel.cuda or '?'}, cuDNN {rel.cudnn or '?'}{_driver_need(m, rel.cuda)})"
-            f"{' for Python ' + py if py else ''}.",
-            (Fix("Pin the version the image was tested with", f"pip install tensorflow=={rel.raw}"),),
-            {"requirement": inst.spec, "tensorflow": rel.raw}, group="dockerfile", line=line))
+        st.findings.append(
+            Finding(
+                UNPINNED,
+                "info",
+                f"{inst.spec} resolves today to TensorFlow {rel.raw}",
+                f"{_where(inst, line)} does not pin TensorFlow: built today it installs TensorFlow {rel.raw} "
+                f"(built with CUDA {rel.cuda or '?'}, cuDNN {rel.cudnn or '?'}{_driver_need(m, rel.cuda)})"
+                f"{' for Python ' + py if py else ''}.",
+                (Fix("Pin the version the image was tested with", f"pip install tensorflow=={rel.raw}"),),
+                {"requirement": inst.spec, "tensorflow": rel.raw},
+                group="dockerfile",
+                line=line,
+            )
+        )
     cpu = inst.package in ("tensorflow-cpu", "tf-nightly-cpu")
     st.tf = TfState(inst, version, line, cpu=cpu, and_cuda="and-cuda" in inst.extras)
 
@@ -704,8 +894,15 @@ def stage_facts(st: Stage, opts: Options) -> tuple[Facts, dict[str, int]]:
 # ------------------------------------------------------------------ Dockerfile checks
 
 
-def _f(id_: str, sev: str, title: str, msg: str, line: int, fixes: tuple[Fix, ...] = (),
-       facts: Mapping[str, Any] | None = None) -> Finding:
+def _f(
+    id_: str,
+    sev: str,
+    title: str,
+    msg: str,
+    line: int,
+    fixes: tuple[Fix, ...] = (),
+    facts: Mapping[str, Any] | None = None,
+) -> Finding:
     return Finding(id_, sev, title, msg, fixes, dict(facts or {}), group="dockerfile", line=line)
 
 
@@ -719,17 +916,26 @@ def check_stage(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding | Skip]
 
 
 def _check_no_nvcc(st: Stage) -> Iterator[Finding | Skip]:
-    if not st.extension_builds or st.stack.kind not in ("cuda", "pytorch") or (st.cuda is None and st.stack.kind == "cuda"):
+    if (
+        not st.extension_builds
+        or st.stack.kind not in ("cuda", "pytorch")
+        or (st.cuda is None and st.stack.kind == "cuda")
+    ):
         return
     if st.stack.nvcc or st.stack.flavour == "devel":
         return
     line, what = st.extension_builds[0]
-    yield _f(NO_NVCC, "warning", f"line {line} builds CUDA code, but the {st.stack.flavour or 'base'} image has no nvcc",
-             f"{what} compiles CUDA extensions (unless a prebuilt wheel matches exactly); {st.base} is a "
-             f"{st.stack.flavour} image without the CUDA compiler, so the build fails with 'nvcc: not found' / "
-             "'CUDA_HOME environment variable is not set'.",
-             line=line, fixes=(Fix("Build in a -devel stage and copy the result into the runtime stage"),),
-             facts={"image": st.base, "stage": st.label})
+    yield _f(
+        NO_NVCC,
+        "warning",
+        f"line {line} builds CUDA code, but the {st.stack.flavour or 'base'} image has no nvcc",
+        f"{what} compiles CUDA extensions (unless a prebuilt wheel matches exactly); {st.base} is a "
+        f"{st.stack.flavour} image without the CUDA compiler, so the build fails with 'nvcc: not found' / "
+        "'CUDA_HOME environment variable is not set'.",
+        line=line,
+        fixes=(Fix("Build in a -devel stage and copy the result into the runtime stage"),),
+        facts={"image": st.base, "stage": st.label},
+    )
 
 
 def _system_cuda_kind(st: Stage) -> str:
@@ -752,41 +958,77 @@ def _check_cuda_stacks(st: Stage, m: Matrix) -> Iterator[Finding | Skip]:
         if base.release[0] != tcu.release[0]:
             builds = st.extension_builds
             sev = "error" if builds else "warning"
-            what = (f"line {builds[0][0]} builds CUDA extensions ({builds[0][1]})" if builds else
-                    "any CUDA extension built in this image")
-            yield _f(NVCC_TORCH, sev, f"nvcc {major_minor(base)} cannot build extensions for torch {label} (CUDA {t.cuda})",
-                     f"The base image's nvcc is CUDA {st.cuda.value}; torch {label} was built with CUDA {t.cuda}. "
-                     f"torch.utils.cpp_extension refuses a different CUDA major: {what} fails with 'The detected "
-                     f"CUDA version ({major_minor(base)}) mismatches the version that was used to compile PyTorch "
-                     f"({t.cuda}). Please make sure to use the same CUDA versions.'",
-                     line=t.line, fixes=(
-                         Fix(f"Use a devel base image with CUDA {t.cuda}",
-                             f"FROM nvidia/cuda:{_full_cuda(m, t.cuda)}-devel-ubuntu22.04"),
-                         Fix(f"Or install the torch build for CUDA {major_minor(base)}",
-                             f"pip install torch --index-url https://download.pytorch.org/whl/cu{major_minor(base).replace('.', '')}")),
-                     facts={"base_cuda": st.cuda.value, "torch_cuda": t.cuda, "stage": st.label})
+            what = (
+                f"line {builds[0][0]} builds CUDA extensions ({builds[0][1]})"
+                if builds
+                else "any CUDA extension built in this image"
+            )
+            yield _f(
+                NVCC_TORCH,
+                sev,
+                f"nvcc {major_minor(base)} cannot build extensions for torch {label} (CUDA {t.cuda})",
+                f"The base image's nvcc is CUDA {st.cuda.value}; torch {label} was built with CUDA {t.cuda}. "
+                f"torch.utils.cpp_extension refuses a different CUDA major: {what} fails with 'The detected "
+                f"CUDA version ({major_minor(base)}) mismatches the version that was used to compile PyTorch "
+                f"({t.cuda}). Please make sure to use the same CUDA versions.'",
+                line=t.line,
+                fixes=(
+                    Fix(
+                        f"Use a devel base image with CUDA {t.cuda}",
+                        f"FROM nvidia/cuda:{_full_cuda(m, t.cuda)}-devel-ubuntu22.04",
+                    ),
+                    Fix(
+                        f"Or install the torch build for CUDA {major_minor(base)}",
+                        f"pip install torch --index-url https://download.pytorch.org/whl/cu{major_minor(base).replace('.', '')}",
+                    ),
+                ),
+                facts={"base_cuda": st.cuda.value, "torch_cuda": t.cuda, "stage": st.label},
+            )
             return
         if base.release[:2] != tcu.release[:2]:
-            yield _f(SECOND_CUDA, "info", f"nvcc {major_minor(base)} and torch's CUDA {t.cuda} differ in minor version",
-                     f"torch {label} brings its own CUDA {t.cuda} runtime (the pip nvidia-* wheels); the base image's "
-                     f"toolkit is CUDA {st.cuda.value}. Extensions still build (same major), with a warning.",
-                     line=t.line, facts={"base_cuda": st.cuda.value, "torch_cuda": t.cuda, "stage": st.label})
+            yield _f(
+                SECOND_CUDA,
+                "info",
+                f"nvcc {major_minor(base)} and torch's CUDA {t.cuda} differ in minor version",
+                f"torch {label} brings its own CUDA {t.cuda} runtime (the pip nvidia-* wheels); the base image's "
+                f"toolkit is CUDA {st.cuda.value}. Extensions still build (same major), with a warning.",
+                line=t.line,
+                facts={"base_cuda": st.cuda.value, "torch_cuda": t.cuda, "stage": st.label},
+            )
         return
     if base.release[:2] != tcu.release[:2]:
-        yield _f(SECOND_CUDA, "warning", f"a second CUDA stack: torch {label} brings CUDA {t.cuda} on a CUDA {major_minor(base)} base",
-                 f"torch {label} loads its own CUDA {t.cuda} libraries ({PIP_CUDA_COST}), so the base image's CUDA "
-                 f"{st.cuda.value} libraries are dead weight, and the container toolkit checks the driver against "
-                 f"CUDA {major_minor(base)} (NVIDIA_REQUIRE_CUDA) while torch needs the driver for CUDA {t.cuda}.",
-                 line=t.line, fixes=(Fix(f"Use a base image with CUDA {t.cuda}, or a plain OS/python image",
-                                         f"FROM nvidia/cuda:{_full_cuda(m, t.cuda)}-base-ubuntu22.04"),),
-                 facts={"base_cuda": st.cuda.value, "torch_cuda": t.cuda, "stage": st.label})
+        yield _f(
+            SECOND_CUDA,
+            "warning",
+            f"a second CUDA stack: torch {label} brings CUDA {t.cuda} on a CUDA {major_minor(base)} base",
+            f"torch {label} loads its own CUDA {t.cuda} libraries ({PIP_CUDA_COST}), so the base image's CUDA "
+            f"{st.cuda.value} libraries are dead weight, and the container toolkit checks the driver against "
+            f"CUDA {major_minor(base)} (NVIDIA_REQUIRE_CUDA) while torch needs the driver for CUDA {t.cuda}.",
+            line=t.line,
+            fixes=(
+                Fix(
+                    f"Use a base image with CUDA {t.cuda}, or a plain OS/python image",
+                    f"FROM nvidia/cuda:{_full_cuda(m, t.cuda)}-base-ubuntu22.04",
+                ),
+            ),
+            facts={"base_cuda": st.cuda.value, "torch_cuda": t.cuda, "stage": st.label},
+        )
     elif flavour == "runtime":
-        yield _f(SECOND_CUDA, "info", f"two copies of CUDA {t.cuda}: the base image's and torch's",
-                 f"torch {label} loads its own CUDA libraries ({PIP_CUDA_COST}); the base image's CUDA "
-                 f"{st.cuda.value} runtime libraries are unused by torch.",
-                 line=t.line, fixes=(Fix("A -base image (or python:slim) saves the duplicate",
-                                         f"FROM nvidia/cuda:{st.cuda.value}-base-ubuntu22.04"),),
-                 facts={"base_cuda": st.cuda.value, "torch_cuda": t.cuda, "stage": st.label})
+        yield _f(
+            SECOND_CUDA,
+            "info",
+            f"two copies of CUDA {t.cuda}: the base image's and torch's",
+            f"torch {label} loads its own CUDA libraries ({PIP_CUDA_COST}); the base image's CUDA "
+            f"{st.cuda.value} runtime libraries are unused by torch.",
+            line=t.line,
+            fixes=(
+                Fix(
+                    "A -base image (or python:slim) saves the duplicate",
+                    f"FROM nvidia/cuda:{st.cuda.value}-base-ubuntu22.04",
+                ),
+            ),
+            facts={"base_cuda": st.cuda.value, "torch_cuda": t.cuda, "stage": st.label},
+        )
 
 
 def _full_cuda(m: Matrix, cuda: str) -> str:
@@ -806,34 +1048,52 @@ def _check_cudnn(st: Stage, m: Matrix) -> Iterator[Finding | Skip]:
         return
     if tf.and_cuda:
         if st.cuda is not None:
-            yield _f(SECOND_CUDA, "info" if st.stack.flavour == "base" else "warning",
-                     f"a second CUDA stack: tensorflow[and-cuda] {tf.raw} brings its own CUDA and cuDNN",
-                     f"tensorflow[and-cuda] installs the CUDA {rel.cuda or '?'} and cuDNN {rel.cudnn} libraries as pip "
-                     f"wheels ({PIP_CUDA_COST}); the base image's CUDA {st.cuda.value} libraries are not used by it.",
-                     line=tf.line, facts={"base_cuda": st.cuda.value, "tensorflow": tf.raw, "stage": st.label})
+            yield _f(
+                SECOND_CUDA,
+                "info" if st.stack.flavour == "base" else "warning",
+                f"a second CUDA stack: tensorflow[and-cuda] {tf.raw} brings its own CUDA and cuDNN",
+                f"tensorflow[and-cuda] installs the CUDA {rel.cuda or '?'} and cuDNN {rel.cudnn} libraries as pip "
+                f"wheels ({PIP_CUDA_COST}); the base image's CUDA {st.cuda.value} libraries are not used by it.",
+                line=tf.line,
+                facts={"base_cuda": st.cuda.value, "tensorflow": tf.raw, "stage": st.label},
+            )
         return
     if st.cuda is None:
         return
     need = Version(rel.cudnn)
     cmd = f"pip install 'tensorflow[and-cuda]=={tf.raw}'" if rel.and_cuda else None
     if st.cudnn_major == 0 and st.cudnn is None:
-        yield _f(CUDNN, "error", f"TensorFlow {tf.raw} needs cuDNN {rel.cudnn}, and the image has none",
-                 f"TensorFlow {tf.raw} from pip uses the system cuDNN unless installed as tensorflow[and-cuda]; the "
-                 f"base image {st.base} has no cuDNN ({st.stack.flavour or 'no'} flavour without -cudnn in the tag), "
-                 f"so TensorFlow logs 'Could not load dynamic library libcudnn.so.{need.release[0]}' and runs on "
-                 "the CPU.",
-                 line=tf.line, fixes=(Fix("Install the CUDA libraries TensorFlow pins", cmd),
-                                      Fix(f"Or use a -cudnn{need.release[0]} base image")),
-                 facts={"tensorflow": tf.raw, "image": st.base, "stage": st.label})
+        yield _f(
+            CUDNN,
+            "error",
+            f"TensorFlow {tf.raw} needs cuDNN {rel.cudnn}, and the image has none",
+            f"TensorFlow {tf.raw} from pip uses the system cuDNN unless installed as tensorflow[and-cuda]; the "
+            f"base image {st.base} has no cuDNN ({st.stack.flavour or 'no'} flavour without -cudnn in the tag), "
+            f"so TensorFlow logs 'Could not load dynamic library libcudnn.so.{need.release[0]}' and runs on "
+            "the CPU.",
+            line=tf.line,
+            fixes=(
+                Fix("Install the CUDA libraries TensorFlow pins", cmd),
+                Fix(f"Or use a -cudnn{need.release[0]} base image"),
+            ),
+            facts={"tensorflow": tf.raw, "image": st.base, "stage": st.label},
+        )
         return
     major = st.cudnn_major
     if major is not None and major not in (0, need.release[0]) and st.cudnn is None:
-        yield _f(CUDNN, "error", f"cuDNN {major} in the image cannot serve TensorFlow {tf.raw} (built with cuDNN {rel.cudnn})",
-                 f"TensorFlow {tf.raw} loads libcudnn.so.{need.release[0]}; the image carries cuDNN {major} "
-                 f"(libcudnn.so.{major}), so TensorFlow cannot use the GPU.",
-                 line=tf.line, fixes=(Fix("Install the CUDA libraries TensorFlow pins", cmd),
-                                      Fix(f"Or use a -cudnn{need.release[0]} base image")),
-                 facts={"tensorflow": tf.raw, "cudnn_major": major, "stage": st.label})
+        yield _f(
+            CUDNN,
+            "error",
+            f"cuDNN {major} in the image cannot serve TensorFlow {tf.raw} (built with cuDNN {rel.cudnn})",
+            f"TensorFlow {tf.raw} loads libcudnn.so.{need.release[0]}; the image carries cuDNN {major} "
+            f"(libcudnn.so.{major}), so TensorFlow cannot use the GPU.",
+            line=tf.line,
+            fixes=(
+                Fix("Install the CUDA libraries TensorFlow pins", cmd),
+                Fix(f"Or use a -cudnn{need.release[0]} base image"),
+            ),
+            facts={"tensorflow": tf.raw, "cudnn_major": major, "stage": st.label},
+        )
 
 
 def _check_cpu_wheel(st: Stage) -> Iterator[Finding | Skip]:
@@ -841,21 +1101,40 @@ def _check_cpu_wheel(st: Stage) -> Iterator[Finding | Skip]:
         return
     t = st.torch
     if t is not None and t.build == "cpu" and not t.from_base:
-        how = (f"the {t.install.index_url} index" if t.install and t.install.index_tag == "cpu" and t.install.index_url
-               else "the 'cpuonly' conda package" if t.install and t.install.conda_cpu else f"the '+{Version(t.raw or '0').local}' label")
-        yield _f(CPU_WHEEL, "error", f"CPU-only torch {t.raw} in a CUDA image",
-                 f"Line {t.line} installs a CPU-only PyTorch ({how}) on the CUDA {st.cuda.value} base image "
-                 f"{st.base}: torch.cuda.is_available() is False and training silently runs on the CPU.",
-                 line=t.line, fixes=(Fix("Install a CUDA build of torch",
-                                         f"pip install torch --index-url https://download.pytorch.org/whl/cu{''.join(st.cuda.value.split('.')[:2])}"),),
-                 facts={"torch": t.raw, "stage": st.label})
+        how = (
+            f"the {t.install.index_url} index"
+            if t.install and t.install.index_tag == "cpu" and t.install.index_url
+            else "the 'cpuonly' conda package"
+            if t.install and t.install.conda_cpu
+            else f"the '+{Version(t.raw or '0').local}' label"
+        )
+        yield _f(
+            CPU_WHEEL,
+            "error",
+            f"CPU-only torch {t.raw} in a CUDA image",
+            f"Line {t.line} installs a CPU-only PyTorch ({how}) on the CUDA {st.cuda.value} base image "
+            f"{st.base}: torch.cuda.is_available() is False and training silently runs on the CPU.",
+            line=t.line,
+            fixes=(
+                Fix(
+                    "Install a CUDA build of torch",
+                    f"pip install torch --index-url https://download.pytorch.org/whl/cu{''.join(st.cuda.value.split('.')[:2])}",
+                ),
+            ),
+            facts={"torch": t.raw, "stage": st.label},
+        )
     tf = st.tf
     if tf is not None and tf.cpu and not tf.from_base:
-        yield _f(CPU_WHEEL, "error", f"tensorflow-cpu {tf.raw} in a CUDA image",
-                 f"Line {tf.line} installs tensorflow-cpu on the CUDA {st.cuda.value} base image {st.base}: it has no "
-                 "GPU support, so tf.config.list_physical_devices('GPU') is empty.",
-                 line=tf.line, fixes=(Fix("Install the GPU-capable package", f"pip install 'tensorflow[and-cuda]=={tf.raw}'"),),
-                 facts={"tensorflow": tf.raw, "stage": st.label})
+        yield _f(
+            CPU_WHEEL,
+            "error",
+            f"tensorflow-cpu {tf.raw} in a CUDA image",
+            f"Line {tf.line} installs tensorflow-cpu on the CUDA {st.cuda.value} base image {st.base}: it has no "
+            "GPU support, so tf.config.list_physical_devices('GPU') is empty.",
+            line=tf.line,
+            fixes=(Fix("Install the GPU-capable package", f"pip install 'tensorflow[and-cuda]=={tf.raw}'"),),
+            facts={"tensorflow": tf.raw, "stage": st.label},
+        )
 
 
 def parse_arch_list(text: str) -> list[tuple[str, CC | None, bool]]:
@@ -883,19 +1162,26 @@ def _check_arch_list(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding | 
     entries = parse_arch_list(al.value)
     has_nvcc = st.stack.nvcc or st.stack.flavour == "devel"
     if st.cuda is None:
-        yield Skip(ARCH_LIST, f"TORCH_CUDA_ARCH_LIST is set (line {al.line}) but the stage's CUDA toolkit is unknown")
+        yield Skip(
+            ARCH_LIST, f"TORCH_CUDA_ARCH_LIST is set (line {al.line}) but the stage's CUDA toolkit is unknown"
+        )
     elif not has_nvcc:
         pass  # no nvcc in this image: nothing is compiled here with that list
     else:
         cuda = Version(st.cuda.value)
         bad = [e for e, cc, _ in entries if cc is not None and m.cuda_can_compile(cuda, cc) is False]
         if bad:
-            yield _f(ARCH_LIST, "error", f"CUDA {st.cuda.value} cannot compile TORCH_CUDA_ARCH_LIST entries {', '.join(bad)}",
-                     f"TORCH_CUDA_ARCH_LIST={al.value!r} ({al.how}, line {al.line}) asks nvcc from CUDA "
-                     f"{st.cuda.value} for {', '.join(bad)}; it cannot target them, so extension builds fail with "
-                     f"\"nvcc fatal : Unsupported gpu architecture 'compute_{bad[0].replace('.', '').rstrip('aAfF').split('+')[0]}'\".",
-                     line=al.line, fixes=(Fix("Drop those entries, or use a CUDA toolkit that supports them"),),
-                     facts={"arch_list": al.value, "cuda": st.cuda.value, "stage": st.label})
+            yield _f(
+                ARCH_LIST,
+                "error",
+                f"CUDA {st.cuda.value} cannot compile TORCH_CUDA_ARCH_LIST entries {', '.join(bad)}",
+                f"TORCH_CUDA_ARCH_LIST={al.value!r} ({al.how}, line {al.line}) asks nvcc from CUDA "
+                f"{st.cuda.value} for {', '.join(bad)}; it cannot target them, so extension builds fail with "
+                f"\"nvcc fatal : Unsupported gpu architecture 'compute_{bad[0].replace('.', '').rstrip('aAfF').split('+')[0]}'\".",
+                line=al.line,
+                fixes=(Fix("Drop those entries, or use a CUDA toolkit that supports them"),),
+                facts={"arch_list": al.value, "cuda": st.cuda.value, "stage": st.label},
+            )
     if opts.target_gpu or opts.target_cc:
         cc = parse_cc(opts.target_cc) if opts.target_cc else None
         if cc is None and opts.target_gpu:
@@ -913,12 +1199,17 @@ def _check_arch_list(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding | 
         how, _ = arch_support(tuple(archs), cc)
         if how == "none" and archs:
             gpu = opts.target_gpu or f"compute capability {cc}"
-            yield _f(ARCH_LIST, "error", f"extensions built here have no kernels for {gpu} ({cc.sm})",
-                     f"TORCH_CUDA_ARCH_LIST={al.value!r} (line {al.line}) compiles CUDA extensions for "
-                     f"{', '.join(e for e, _, _ in entries)}; {gpu} is {cc} and none of them (nor PTX) runs on it: "
-                     "'no kernel image is available for execution on the device'.",
-                     line=al.line, fixes=(Fix(f"Add {cc.major}.{cc.minor} to TORCH_CUDA_ARCH_LIST"),),
-                     facts={"arch_list": al.value, "cc": str(cc), "stage": st.label})
+            yield _f(
+                ARCH_LIST,
+                "error",
+                f"extensions built here have no kernels for {gpu} ({cc.sm})",
+                f"TORCH_CUDA_ARCH_LIST={al.value!r} (line {al.line}) compiles CUDA extensions for "
+                f"{', '.join(e for e, _, _ in entries)}; {gpu} is {cc} and none of them (nor PTX) runs on it: "
+                "'no kernel image is available for execution on the device'.",
+                line=al.line,
+                fixes=(Fix(f"Add {cc.major}.{cc.minor} to TORCH_CUDA_ARCH_LIST"),),
+                facts={"arch_list": al.value, "cc": str(cc), "stage": st.label},
+            )
 
 
 def _check_require_cuda(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding | Skip]:
@@ -940,17 +1231,27 @@ def _check_require_cuda(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding
     listed = f" (it lists only {', '.join(branches)})" if branches else ""
     sev = "error" if branches is not None else "warning"
     verb = "refuses" if branches is not None else "may refuse"
-    yield _f(REQUIRE_CUDA, sev, f"the container {verb} to start on driver {opts.target_driver}: NVIDIA_REQUIRE_CUDA=cuda>={mm}",
-             f"{st.base} sets NVIDIA_REQUIRE_CUDA=cuda>={mm}; CUDA {mm} ships with driver ≥ {own}. The NVIDIA "
-             f"container toolkit checks it at `docker run --gpus` and stops with 'unsatisfied condition: "
-             f"cuda>={mm}, please update your driver' unless the driver's branch is one the image lists for "
-             f"forward compatibility{listed}" + ("" if branches is not None else
-                                                 "; which branches this image lists is not in the matrix") + ".",
-             line=st.line, fixes=(Fix(f"Install NVIDIA driver ≥ {own}"),
-                                  Fix("Or use a base image whose CUDA the driver supports"),
-                                  Fix("Or skip the check (the runtime then relies on minor-version compatibility)",
-                                      "ENV NVIDIA_DISABLE_REQUIRE=1")),
-             facts={"driver": opts.target_driver, "cuda": st.cuda.value, "stage": st.label})
+    yield _f(
+        REQUIRE_CUDA,
+        sev,
+        f"the container {verb} to start on driver {opts.target_driver}: NVIDIA_REQUIRE_CUDA=cuda>={mm}",
+        f"{st.base} sets NVIDIA_REQUIRE_CUDA=cuda>={mm}; CUDA {mm} ships with driver ≥ {own}. The NVIDIA "
+        f"container toolkit checks it at `docker run --gpus` and stops with 'unsatisfied condition: "
+        f"cuda>={mm}, please update your driver' unless the driver's branch is one the image lists for "
+        f"forward compatibility{listed}"
+        + ("" if branches is not None else "; which branches this image lists is not in the matrix")
+        + ".",
+        line=st.line,
+        fixes=(
+            Fix(f"Install NVIDIA driver ≥ {own}"),
+            Fix("Or use a base image whose CUDA the driver supports"),
+            Fix(
+                "Or skip the check (the runtime then relies on minor-version compatibility)",
+                "ENV NVIDIA_DISABLE_REQUIRE=1",
+            ),
+        ),
+        facts={"driver": opts.target_driver, "cuda": st.cuda.value, "stage": st.label},
+    )
 
 
 # ------------------------------------------------------------------ everything together
@@ -995,19 +1296,36 @@ def analyze(df: Dockerfile, m: Matrix, opts: Options) -> Report:
             findings.append(f)
         skipped.extend(rep.skipped)
         fj = facts.to_json()
-        stage_docs.append({"name": st.name, "index": st.index, "line": st.line, "base": st.base,
-                           "from_stage": st.parent, "facts": fj})
+        stage_docs.append(
+            {
+                "name": st.name,
+                "index": st.index,
+                "line": st.line,
+                "base": st.base,
+                "from_stage": st.parent,
+                "facts": fj,
+            }
+        )
         last_facts = fj
-    report = Report(unique(findings, lambda f: (f.id, f.title, f.line)), unique(skipped, lambda s: (s.id, s.reason)),
-                    last_facts, m.updated_date)
+    report = Report(
+        unique(findings, lambda f: (f.id, f.title, f.line)),
+        unique(skipped, lambda s: (s.id, s.reason)),
+        last_facts,
+        m.updated_date,
+    )
     report.extra["stages"] = stage_docs
     return report
 
 
 def _line_for(f: Finding, lines: Mapping[str, int], st: Stage) -> int:
     text = (f.title + " " + " ".join(f.facts)).lower()
-    for key, name in (("torch", "torch"), ("tensorflow", "tensorflow"), ("cudnn", "cudnn"), ("python", "python"),
-                      ("cuda", "cuda")):
+    for key, name in (
+        ("torch", "torch"),
+        ("tensorflow", "tensorflow"),
+        ("cudnn", "cudnn"),
+        ("python", "python"),
+        ("cuda", "cuda"),
+    ):
         if key in text and name in lines:
             return lines[name]
     return st.line

@@ -56,9 +56,9 @@ def parse_ref(text: str) -> ImageRef:
     repo = rest.lower()
     for prefix in ("docker.io/", "index.docker.io/", "registry-1.docker.io/"):
         if repo.startswith(prefix):
-            repo = repo[len(prefix):]
+            repo = repo[len(prefix) :]
     if repo.startswith("library/"):
-        repo = repo[len("library/"):]
+        repo = repo[len("library/") :]
     return ImageRef(raw, repo, tag or None, digest or None)
 
 
@@ -95,7 +95,9 @@ class BaseStack:
 
     @property
     def nvcc(self) -> bool:
-        return self.cuda is not None and (self.flavour == "devel" or self.kind in ("ngc-pytorch", "ngc-tensorflow"))
+        return self.cuda is not None and (
+            self.flavour == "devel" or self.kind in ("ngc-pytorch", "ngc-tensorflow")
+        )
 
 
 # ------------------------------------------------------------------ images.yaml
@@ -128,9 +130,13 @@ def infer(ref: ImageRef, raw: Mapping[str, Any]) -> BaseStack:
     if tag is None and ref.digest is None:
         tag = "latest"
     if tag == "latest" or (tag is not None and tag.endswith("latest") and repo not in ("python",)):
-        return BaseStack(name, "unknown", known=False,
-                         reason=f"'{name}' has no version in its tag ('latest' moves): its CUDA, cuDNN and "
-                                "framework versions cannot be known from the Dockerfile")
+        return BaseStack(
+            name,
+            "unknown",
+            known=False,
+            reason=f"'{name}' has no version in its tag ('latest' moves): its CUDA, cuDNN and "
+            "framework versions cannot be known from the Dockerfile",
+        )
     if repo in CUDA_REPOS and tag is not None:
         return _cuda_image(name, tag, doc)
     if repo == "pytorch/pytorch" and tag is not None:
@@ -140,59 +146,105 @@ def infer(ref: ImageRef, raw: Mapping[str, Any]) -> BaseStack:
             cu = m.group("cuda")
             devel = m.group("flavour") == "devel"
             return BaseStack(
-                name, "pytorch", cuda=cu if devel else None, flavour=m.group("flavour"),
-                cudnn_major=int(m.group("cudnn")) if devel else 0, torch=torch, torch_cuda=cu,
-                python=None, python_how="", source="https://github.com/pytorch/pytorch/blob/main/docker.Makefile",
-                notes=("runtime images are ubuntu with torch's own CUDA libraries; devel images are "
-                       f"nvidia/cuda:{cu}-cudnn{m.group('cudnn')}-devel with nvcc",))
+                name,
+                "pytorch",
+                cuda=cu if devel else None,
+                flavour=m.group("flavour"),
+                cudnn_major=int(m.group("cudnn")) if devel else 0,
+                torch=torch,
+                torch_cuda=cu,
+                python=None,
+                python_how="",
+                source="https://github.com/pytorch/pytorch/blob/main/docker.Makefile",
+                notes=(
+                    "runtime images are ubuntu with torch's own CUDA libraries; devel images are "
+                    f"nvidia/cuda:{cu}-cudnn{m.group('cudnn')}-devel with nvcc",
+                ),
+            )
     if repo == "tensorflow/tensorflow" and tag is not None:
         m = _TF_TAG_RE.match(tag)
         if m is not None:
             row = _find(doc.get("tensorflow_images"), "version", m.group("tf"))
             return BaseStack(
-                name, "tensorflow", tensorflow=m.group("tf"),
-                python=_s(row, "python"), python_how=f"the image's Python ({name})" if row else "",
-                os=_s(row, "os"), source=_s(row, "source") or "",
-                notes=("the image carries the CUDA and cuDNN its TensorFlow was built with",))
+                name,
+                "tensorflow",
+                tensorflow=m.group("tf"),
+                python=_s(row, "python"),
+                python_how=f"the image's Python ({name})" if row else "",
+                os=_s(row, "os"),
+                source=_s(row, "source") or "",
+                notes=("the image carries the CUDA and cuDNN its TensorFlow was built with",),
+            )
     if repo in ("nvcr.io/nvidia/pytorch", "nvcr.io/nvidia/tensorflow") and tag is not None:
         m = _NGC_RE.match(tag)
         kind = "ngc-pytorch" if repo.endswith("pytorch") else "ngc-tensorflow"
         if m is not None:
             row = _ngc_row(doc, "pytorch" if kind == "ngc-pytorch" else "tensorflow", m.group("release"))
             if row is None:
-                return BaseStack(name, kind, known=False,
-                                 reason=f"NGC release {m.group('release')} is not in matrix/images.yaml "
-                                        f"(updated {_updated(doc)})")
+                return BaseStack(
+                    name,
+                    kind,
+                    known=False,
+                    reason=f"NGC release {m.group('release')} is not in matrix/images.yaml "
+                    f"(updated {_updated(doc)})",
+                )
             framework = _s(row, "framework")
             return BaseStack(
-                name, kind, cuda=_s(row, "cuda"), cudnn=_s(row, "cudnn"),
-                cudnn_major=_major(_s(row, "cudnn")), os=_s(row, "os"), python=_s(row, "python"),
+                name,
+                kind,
+                cuda=_s(row, "cuda"),
+                cudnn=_s(row, "cudnn"),
+                cudnn_major=_major(_s(row, "cudnn")),
+                os=_s(row, "os"),
+                python=_s(row, "python"),
                 python_how=f"the NGC {m.group('release')} container's Python",
-                torch=framework if kind == "ngc-pytorch" else None, torch_cuda=_s(row, "cuda"),
+                torch=framework if kind == "ngc-pytorch" else None,
+                torch_cuda=_s(row, "cuda"),
                 tensorflow=framework if kind == "ngc-tensorflow" else None,
-                min_driver=_s(row, "min_driver"), source=_s(row, "source") or "")
+                min_driver=_s(row, "min_driver"),
+                source=_s(row, "source") or "",
+            )
     if repo == "python" and tag is not None:
         m = _PYTHON_TAG_RE.match(tag)
         if m is not None:
             return BaseStack(name, "python", python=m.group("py"), python_how=f"the image's Python ({name})")
     osr = _os_from_image(doc, ref)
     if osr is not None:
-        return BaseStack(name, "os", os=str(osr.get("name")), python=None,
-                         python_how="", source=str(osr.get("source") or ""))
+        return BaseStack(
+            name,
+            "os",
+            os=str(osr.get("name")),
+            python=None,
+            python_how="",
+            source=str(osr.get("source") or ""),
+        )
     conda = [r.get("image") for r in (doc.get("conda_images") or ()) if isinstance(r, Mapping)]
     if repo in conda:
-        return BaseStack(name, "conda", python=None, python_how="",
-                         notes=("a conda base image: Python is whatever its installer shipped",))
-    return BaseStack(name, "unknown", known=False,
-                     reason=f"'{name}' is not an image compat knows (matrix/images.yaml updated {_updated(doc)}): "
-                            "its CUDA, cuDNN and framework versions are not inferred")
+        return BaseStack(
+            name,
+            "conda",
+            python=None,
+            python_how="",
+            notes=("a conda base image: Python is whatever its installer shipped",),
+        )
+    return BaseStack(
+        name,
+        "unknown",
+        known=False,
+        reason=f"'{name}' is not an image compat knows (matrix/images.yaml updated {_updated(doc)}): "
+        "its CUDA, cuDNN and framework versions are not inferred",
+    )
 
 
 def _cuda_image(name: str, tag: str, doc: Mapping[str, Any]) -> BaseStack:
     m = _CUDA_TAG_RE.match(tag)
     if m is None:
-        return BaseStack(name, "cuda", known=False,
-                         reason=f"tag '{tag}' does not follow nvidia/cuda's <version>[-cudnn<N>]-<flavour>-<os> pattern")
+        return BaseStack(
+            name,
+            "cuda",
+            known=False,
+            reason=f"tag '{tag}' does not follow nvidia/cuda's <version>[-cudnn<N>]-<flavour>-<os> pattern",
+        )
     cuda = m.group("cuda")
     flavour = m.group("flavour")
     cudnn_tag = m.group("cudnn")
@@ -203,7 +255,7 @@ def _cuda_image(name: str, tag: str, doc: Mapping[str, Any]) -> BaseStack:
     notes: list[str] = []
     nv = doc.get("nvidia_cuda") or {}
     if cudnn_tag:
-        digits = cudnn_tag[len("cudnn"):]
+        digits = cudnn_tag[len("cudnn") :]
         cudnn_major = int(digits) if digits else _int(nv.get("cudnn_unnumbered_major"))
         row = _find(nv.get("cudnn"), "cuda", cuda_mm, extra=("tag", cudnn_tag))
         if row is not None:
@@ -217,9 +269,19 @@ def _cuda_image(name: str, tag: str, doc: Mapping[str, Any]) -> BaseStack:
     req = _find(nv.get("require_cuda"), "cuda", cuda_mm)
     branches = tuple(str(b) for b in (req.get("branches") or ())) if req is not None else None
     return BaseStack(
-        name, "cuda", cuda=cuda, flavour=flavour, cudnn=cudnn, cudnn_major=cudnn_major, os=os_name,
-        python=python, python_how=how, require_branches=branches, notes=tuple(notes),
-        source="https://gitlab.com/nvidia/container-images/cuda")
+        name,
+        "cuda",
+        cuda=cuda,
+        flavour=flavour,
+        cudnn=cudnn,
+        cudnn_major=cudnn_major,
+        os=os_name,
+        python=python,
+        python_how=how,
+        require_branches=branches,
+        notes=tuple(notes),
+        source="https://gitlab.com/nvidia/container-images/cuda",
+    )
 
 
 def _ngc_row(doc: Mapping[str, Any], image: str, release: str) -> Mapping[str, Any] | None:
@@ -265,8 +327,11 @@ def _updated(doc: Mapping[str, Any]) -> str:
 
 
 def ngc_releases(raw: Mapping[str, Any], image: str) -> list[str]:
-    return sorted(str(r.get("release")) for r in (_doc(raw).get("ngc") or ())
-                  if isinstance(r, Mapping) and image in (r.get("images") or ()))
+    return sorted(
+        str(r.get("release"))
+        for r in (_doc(raw).get("ngc") or ())
+        if isinstance(r, Mapping) and image in (r.get("images") or ())
+    )
 
 
 # ------------------------------------------------------------------ validation
@@ -276,8 +341,15 @@ _DOTTED = re.compile(r"^\d+(\.\d+){0,3}$")
 _DRIVER = re.compile(r"^\d{3}(\.\d{1,3}){0,2}$")
 
 
-def _check_str(row: Mapping[str, Any], key: str, where: str, out: list[str], *, required: bool = False,
-               pattern: re.Pattern[str] | None = None) -> None:
+def _check_str(
+    row: Mapping[str, Any],
+    key: str,
+    where: str,
+    out: list[str],
+    *,
+    required: bool = False,
+    pattern: re.Pattern[str] | None = None,
+) -> None:
     if key not in row or row[key] is None:
         if required:
             out.append(f"{where}: missing '{key}'")
@@ -334,7 +406,9 @@ def validate_document(doc: Any) -> list[str]:
         if not isinstance(nv, Mapping):
             out.append("'nvidia_cuda' must be a mapping")
         else:
-            if nv.get("cudnn_unnumbered_major") is not None and not isinstance(nv.get("cudnn_unnumbered_major"), int):
+            if nv.get("cudnn_unnumbered_major") is not None and not isinstance(
+                nv.get("cudnn_unnumbered_major"), int
+            ):
                 out.append("nvidia_cuda.cudnn_unnumbered_major must be an integer")
             for where, row in _rows(nv, "cudnn", out):
                 where = "nvidia_cuda." + where

@@ -21,33 +21,112 @@ from compat.dockerfile.parser import UNSET
 from compat.dockerfile.shell import Command
 
 FRAMEWORKS = {
-    "torch": "torch", "pytorch": "torch",
-    "tensorflow": "tensorflow", "tensorflow-gpu": "tensorflow", "tensorflow-cpu": "tensorflow",
-    "tf-nightly": "tensorflow", "tf-nightly-gpu": "tensorflow", "tf-nightly-cpu": "tensorflow",
+    "torch": "torch",
+    "pytorch": "torch",
+    "tensorflow": "tensorflow",
+    "tensorflow-gpu": "tensorflow",
+    "tensorflow-cpu": "tensorflow",
+    "tf-nightly": "tensorflow",
+    "tf-nightly-gpu": "tensorflow",
+    "tf-nightly-cpu": "tensorflow",
 }
 # Packages whose install compiles CUDA code against torch (nvcc must match torch.version.cuda's major).
-EXTENSION_PACKAGES = frozenset({
-    "apex", "flash-attn", "flash_attn", "xformers", "deepspeed", "mmcv", "mmcv-full", "detectron2",
-    "pytorch3d", "nvdiffrast", "tinycudann", "tiny-cuda-nn", "causal-conv1d", "mamba-ssm", "megablocks",
-    "torch-scatter", "torch-sparse", "torch-cluster", "gsplat", "diff-gaussian-rasterization", "vllm",
-    "auto-gptq", "exllamav2", "grouped_gemm", "transformer-engine", "transformer_engine",
-})
-_PIP_VALUE_OPTS = frozenset({
-    "-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url", "-f", "--find-links",
-    "-e", "--editable", "-t", "--target", "--prefix", "--root", "--src", "--upgrade-strategy", "--platform",
-    "--python-version", "--implementation", "--abi", "--only-binary", "--no-binary", "--progress-bar",
-    "--trusted-host", "--cache-dir", "--log", "--timeout", "--retries", "--proxy", "--cert", "--client-cert",
-    "--exists-action", "--global-option", "--config-settings", "-C", "--install-option", "--report",
-    "--root-user-action", "--python", "-p", "--index-strategy", "--torch-backend", "--extra", "--group",
-    "--keyring-provider", "--resolution", "--prerelease", "--build-option",
-})
-_INDEX_TAG_RE = re.compile(r"/(?:whl/)?(?:nightly/|test/)?(cu\d{2,3}|cpu(?:-cxx11-abi)?|rocm\d+(?:\.\d+)*|xpu)(?:/|$|/torch_stable\.html)")
+EXTENSION_PACKAGES = frozenset(
+    {
+        "apex",
+        "flash-attn",
+        "flash_attn",
+        "xformers",
+        "deepspeed",
+        "mmcv",
+        "mmcv-full",
+        "detectron2",
+        "pytorch3d",
+        "nvdiffrast",
+        "tinycudann",
+        "tiny-cuda-nn",
+        "causal-conv1d",
+        "mamba-ssm",
+        "megablocks",
+        "torch-scatter",
+        "torch-sparse",
+        "torch-cluster",
+        "gsplat",
+        "diff-gaussian-rasterization",
+        "vllm",
+        "auto-gptq",
+        "exllamav2",
+        "grouped_gemm",
+        "transformer-engine",
+        "transformer_engine",
+    }
+)
+_PIP_VALUE_OPTS = frozenset(
+    {
+        "-r",
+        "--requirement",
+        "-c",
+        "--constraint",
+        "-i",
+        "--index-url",
+        "--extra-index-url",
+        "-f",
+        "--find-links",
+        "-e",
+        "--editable",
+        "-t",
+        "--target",
+        "--prefix",
+        "--root",
+        "--src",
+        "--upgrade-strategy",
+        "--platform",
+        "--python-version",
+        "--implementation",
+        "--abi",
+        "--only-binary",
+        "--no-binary",
+        "--progress-bar",
+        "--trusted-host",
+        "--cache-dir",
+        "--log",
+        "--timeout",
+        "--retries",
+        "--proxy",
+        "--cert",
+        "--client-cert",
+        "--exists-action",
+        "--global-option",
+        "--config-settings",
+        "-C",
+        "--install-option",
+        "--report",
+        "--root-user-action",
+        "--python",
+        "-p",
+        "--index-strategy",
+        "--torch-backend",
+        "--extra",
+        "--group",
+        "--keyring-provider",
+        "--resolution",
+        "--prerelease",
+        "--build-option",
+    }
+)
+_INDEX_TAG_RE = re.compile(
+    r"/(?:whl/)?(?:nightly/|test/)?(cu\d{2,3}|cpu(?:-cxx11-abi)?|rocm\d+(?:\.\d+)*|xpu)(?:/|$|/torch_stable\.html)"
+)
 _WHEEL_RE = re.compile(r"(?:^|/)(torch|tensorflow(?:[_-]gpu|[_-]cpu)?)-([0-9][^-]*)-(cp\d+)-")
 _PY_EXE_RE = re.compile(r"^(?:.*/)?python(\d(?:\.\d{1,2})?)?$")
 _PIP_EXE_RE = re.compile(r"^(?:.*/)?pip(\d(?:\.\d{1,2})?)?$")
 _APT_PY_RE = re.compile(r"^python(3(?:\.\d{1,2})?)(?:-(?:dev|venv|pip|full|distutils))?(?:=.*)?$")
-_APT_CUDNN_RE = re.compile(r"^libcudnn(\d{1,4})(?:-dev)?(?:-cuda-(\d{1,4}))?(?:=(\d{1,6}(?:\.\d{1,6}){1,3}))?")
-_APT_CUDA_RE = re.compile(r"^cuda(?:-toolkit|-nvcc|-compiler|-libraries-dev|-runtime|-cudart-dev|-libraries)?-(\d{1,4})-(\d{1,4})(?:=.*)?$")
+_APT_CUDNN_RE = re.compile(
+    r"^libcudnn(\d{1,4})(?:-dev)?(?:-cuda-(\d{1,4}))?(?:=(\d{1,6}(?:\.\d{1,6}){1,3}))?"
+)
+_APT_CUDA_RE = re.compile(
+    r"^cuda(?:-toolkit|-nvcc|-compiler|-libraries-dev|-runtime|-cudart-dev|-libraries)?-(\d{1,4})-(\d{1,4})(?:=.*)?$"
+)
 _CONDA_SPEC_RE = re.compile(r"^([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?\s*(?:(==|=|>=|<=|>|<|!=|~=)\s*([^\s=,|]+))?")
 
 
@@ -188,8 +267,11 @@ def interpret(cmd: Command, ctx: Context) -> list[Action]:
         if args and ((args[0] == "-m" and len(args) > 1 and args[1] == "pip") or args[0] == "-mpip"):
             rest = args[2:] if args[0] == "-m" else args[1:]
             return _pip(rest, cmd, ctx, cwd, py, "pip")
-        if len(args) >= 2 and args[0].endswith("setup.py") and any(a in ("install", "develop", "build_ext",
-                                                                        "bdist_wheel") for a in args[1:]):
+        if (
+            len(args) >= 2
+            and args[0].endswith("setup.py")
+            and any(a in ("install", "develop", "build_ext", "bdist_wheel") for a in args[1:])
+        ):
             return [ExtensionBuild(f"python {' '.join(args[:2])} (in {cwd})")]
         if args and args[0] == "-m" and len(args) > 2 and args[1] == "venv":
             return []
@@ -274,7 +356,13 @@ def _pip(args: list[str], cmd: Command, ctx: Context, cwd: str, py: str | None, 
     while i < len(rest):
         a = rest[i]
         name, eq, inline = a.partition("=") if a.startswith("--") else (a, "", "")
-        if a.startswith("-") and not eq and len(a) > 2 and a[1] != "-" and a[:2] in ("-r", "-c", "-i", "-f", "-e"):
+        if (
+            a.startswith("-")
+            and not eq
+            and len(a) > 2
+            and a[1] != "-"
+            and a[:2] in ("-r", "-c", "-i", "-f", "-e")
+        ):
             name, inline, eq = a[:2], a[2:], "="
         if name in _PIP_VALUE_OPTS:
             val = inline if eq else (rest[i + 1] if i + 1 < len(rest) else "")
@@ -291,8 +379,13 @@ def _pip(args: list[str], cmd: Command, ctx: Context, cwd: str, py: str | None, 
                 opts.torch_backend = val
             elif name in ("-e", "--editable"):
                 out.extend(_local_project(val))
-            elif name in ("--global-option", "--config-settings", "-C", "--install-option", "--build-option") and (
-                    "cuda" in val.lower() or "build_ext" in val):
+            elif name in (
+                "--global-option",
+                "--config-settings",
+                "-C",
+                "--install-option",
+                "--build-option",
+            ) and ("cuda" in val.lower() or "build_ext" in val):
                 out.append(ExtensionBuild(f"pip install {name}={val}"))
             continue
         if a.startswith("-"):
@@ -316,7 +409,9 @@ def _local_project(val: str) -> list[Action]:
     return []
 
 
-def _requirement(text: str, origin: str, opts: _PipOpts, tool: str, py: str | None, cmd: Command) -> list[Action]:
+def _requirement(
+    text: str, origin: str, opts: _PipOpts, tool: str, py: str | None, cmd: Command
+) -> list[Action]:
     t = text.strip()
     if not t:
         return []
@@ -341,14 +436,18 @@ def _requirement(text: str, origin: str, opts: _PipOpts, tool: str, py: str | No
     if pkg in EXTENSION_PACKAGES and pkg not in ("vllm", "deepspeed", "xformers", "transformer-engine"):
         # flash-attn, apex, mmcv-full … compile against torch unless a matching wheel exists.
         extra_act: list[Action] = [ExtensionBuild(f"pip install {t}")]
-    elif pkg == "deepspeed" and any(k.startswith("DS_BUILD_") and v not in ("0", "") for k, v in cmd.env.items()):
+    elif pkg == "deepspeed" and any(
+        k.startswith("DS_BUILD_") and v not in ("0", "") for k, v in cmd.env.items()
+    ):
         extra_act = [ExtensionBuild("pip install deepspeed with DS_BUILD_* ops")]
     else:
         extra_act = []
     if pkg not in FRAMEWORKS:
         return extra_act
     if unresolved:
-        return [Install(FRAMEWORKS[pkg], pkg, clean, tool=tool, python=py, unresolved=unresolved, origin=origin)]
+        return [
+            Install(FRAMEWORKS[pkg], pkg, clean, tool=tool, python=py, unresolved=unresolved, origin=origin)
+        ]
     try:
         req = Requirement(clean)
     except InvalidRequirement:
@@ -372,31 +471,66 @@ def _requirement(text: str, origin: str, opts: _PipOpts, tool: str, py: str | No
         for u in opts.extra + opts.find_links:
             if _index_tag(u):
                 tag, kind, url = _index_tag(u), "extra", u
-    return [Install(FRAMEWORKS[pkg], pkg, clean, version=version, specifier=specifier,
-                    extras=frozenset(e.lower() for e in req.extras), index_tag=tag, index_kind=kind, index_url=url,
-                    tool=tool, python=py, origin=origin), *extra_act]
+    return [
+        Install(
+            FRAMEWORKS[pkg],
+            pkg,
+            clean,
+            version=version,
+            specifier=specifier,
+            extras=frozenset(e.lower() for e in req.extras),
+            index_tag=tag,
+            index_kind=kind,
+            index_url=url,
+            tool=tool,
+            python=py,
+            origin=origin,
+        ),
+        *extra_act,
+    ]
 
 
-def _read_requirements(path: str, cwd: str, ctx: Context, reqs: list[tuple[str, str]], opts: _PipOpts,
-                       depth: int) -> list[Action]:
+def _read_requirements(
+    path: str, cwd: str, ctx: Context, reqs: list[tuple[str, str]], opts: _PipOpts, depth: int
+) -> list[Action]:
     if not path.strip() or path.strip() in ("<", "-"):
         return []
     if UNSET in path:
-        return [Note("dockerfile.requirements", f"requirements file {path.replace(UNSET, '')!r} is not known",
-                     "Its name comes from a variable the Dockerfile leaves unset; its pins are not checked.")]
+        return [
+            Note(
+                "dockerfile.requirements",
+                f"requirements file {path.replace(UNSET, '')!r} is not known",
+                "Its name comes from a variable the Dockerfile leaves unset; its pins are not checked.",
+            )
+        ]
     if path.startswith(("http://", "https://")):
-        return [Note("dockerfile.requirements", f"requirements file {path} is fetched at build time",
-                     "compat does not download it; its pins are not checked.")]
+        return [
+            Note(
+                "dockerfile.requirements",
+                f"requirements file {path} is fetched at build time",
+                "compat does not download it; its pins are not checked.",
+            )
+        ]
     image_path = _abs(path, cwd)
     local, why = ctx.resolve_path(image_path)
     if local is None:
-        return [Note("dockerfile.requirements", f"requirements file {path} is not in the build context",
-                     f"{why}; its pins are not checked (give --context DIR).")]
+        return [
+            Note(
+                "dockerfile.requirements",
+                f"requirements file {path} is not in the build context",
+                f"{why}; its pins are not checked (give --context DIR).",
+            )
+        ]
     try:
         text = local.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
-        return [Note("dockerfile.requirements", f"requirements file {path} cannot be read",
-                     f"{local}: {exc.strerror or exc}; its pins are not checked.")]
+        return [
+            Note(
+                "dockerfile.requirements",
+                f"requirements file {path} cannot be read",
+                f"{local}: {exc.strerror or exc}; its pins are not checked.",
+            )
+        ]
     out: list[Action] = []
     lines = text.replace("\\\n", " ").splitlines()
     for n, raw in enumerate(lines, 1):
@@ -409,7 +543,9 @@ def _read_requirements(path: str, cwd: str, ctx: Context, reqs: list[tuple[str, 
         if "=" in head and head.startswith("--"):
             head, val = head.split("=", 1)
         if head in ("-r", "--requirement") and depth < 5:
-            out.extend(_read_requirements(val, str(PurePosixPath(image_path).parent), ctx, reqs, opts, depth + 1))
+            out.extend(
+                _read_requirements(val, str(PurePosixPath(image_path).parent), ctx, reqs, opts, depth + 1)
+            )
         elif head in ("-i", "--index-url"):
             opts.index = val
         elif head == "--extra-index-url":
@@ -469,10 +605,21 @@ def _conda(args: list[str]) -> list[Action]:
         exact = ver if op in ("=", "==") and ver and "*" not in ver and _readable(ver) else None
         if exact is not None and op == "=" and exact.count(".") < 2:
             exact = None  # conda's `=2.1` means 2.1.*: a range
-        out.append(Install(FRAMEWORKS[name], name, f"{name}{op or ''}{ver or ''}", version=exact,
-                           specifier="" if exact else (f"=={ver}.*" if op == "=" and ver else
-                                                       f"{op}{ver}" if op and ver else ""),
-                           tool="conda", conda_cuda=cuda, conda_cpu=cpu, channels=tuple(channels)))
+        out.append(
+            Install(
+                FRAMEWORKS[name],
+                name,
+                f"{name}{op or ''}{ver or ''}",
+                version=exact,
+                specifier=""
+                if exact
+                else (f"=={ver}.*" if op == "=" and ver else f"{op}{ver}" if op and ver else ""),
+                tool="conda",
+                conda_cuda=cuda,
+                conda_cpu=cpu,
+                channels=tuple(channels),
+            )
+        )
     return out
 
 
@@ -491,7 +638,9 @@ def _apt(args: list[str]) -> list[Action]:
         cm = _APT_CUDNN_RE.match(a)
         if cm is not None:
             ver = cm.group(3)
-            out.append(SetCudnn(int(cm.group(1)), ".".join(ver.split(".")[:3]) if ver else None, f"apt install {a}"))
+            out.append(
+                SetCudnn(int(cm.group(1)), ".".join(ver.split(".")[:3]) if ver else None, f"apt install {a}")
+            )
             continue
         km = _APT_CUDA_RE.match(a)
         if km is not None:

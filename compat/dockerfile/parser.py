@@ -14,10 +14,28 @@ from dataclasses import dataclass, field
 
 from compat.errors import InputError
 
-INSTRUCTIONS = frozenset({
-    "FROM", "RUN", "CMD", "LABEL", "MAINTAINER", "EXPOSE", "ENV", "ADD", "COPY", "ENTRYPOINT", "VOLUME",
-    "USER", "WORKDIR", "ARG", "ONBUILD", "STOPSIGNAL", "HEALTHCHECK", "SHELL",
-})
+INSTRUCTIONS = frozenset(
+    {
+        "FROM",
+        "RUN",
+        "CMD",
+        "LABEL",
+        "MAINTAINER",
+        "EXPOSE",
+        "ENV",
+        "ADD",
+        "COPY",
+        "ENTRYPOINT",
+        "VOLUME",
+        "USER",
+        "WORKDIR",
+        "ARG",
+        "ONBUILD",
+        "STOPSIGNAL",
+        "HEALTHCHECK",
+        "SHELL",
+    }
+)
 HEREDOC_INSTRUCTIONS = frozenset({"RUN", "COPY", "ADD"})
 _DIRECTIVE_RE = re.compile(r"^#\s*([a-zA-Z][a-zA-Z0-9_]*)\s*=\s*(.*?)\s*$")
 KNOWN_DIRECTIVES = frozenset({"escape", "syntax", "check"})
@@ -109,7 +127,9 @@ def parse(text: str, origin: str = "Dockerfile") -> Dockerfile:
         directives[name] = m.group(2)
         if name == "escape":
             if m.group(2) not in ("\\", "`"):
-                raise InputError(f"{origin} line {i + 1}: invalid escape directive {m.group(2)!r} (must be \\ or `)")
+                raise InputError(
+                    f"{origin} line {i + 1}: invalid escape directive {m.group(2)!r} (must be \\ or `)"
+                )
             escape = m.group(2)
         i += 1
     instructions: list[Instruction] = []
@@ -164,12 +184,17 @@ def parse(text: str, origin: str = "Dockerfile") -> Dockerfile:
                     body.append(candidate)
                     j += 1
                 else:
-                    raise InputError(f"{origin} line {start + 1}: heredoc <<{name} is never closed "
-                                     f"(no line '{name}' after it)")
+                    raise InputError(
+                        f"{origin} line {start + 1}: heredoc <<{name} is never closed "
+                        f"(no line '{name}' after it)"
+                    )
                 heredocs.append(Heredoc(name, "\n".join(body), body_start + 1, expand=not quote))
                 end = j
-        instructions.append(Instruction(keyword if known else word, rest, start + 1, end + 1, tuple(heredocs), known,
-                                        tuple(starts)))
+        instructions.append(
+            Instruction(
+                keyword if known else word, rest, start + 1, end + 1, tuple(heredocs), known, tuple(starts)
+            )
+        )
         i = end + 1
     return Dockerfile(tuple(instructions), directives, escape)
 
@@ -278,7 +303,7 @@ def _apply_modifier(name: str, value: str | None, op: str, word: str) -> str:
             ks = _glob_prefixes(word, value)
             if not ks:
                 return value
-            return value[(ks[0] if op == "#" else ks[-1]):]
+            return value[(ks[0] if op == "#" else ks[-1]) :]
         # A suffix of `value` matches `word` when its reverse is a prefix of the reversed value.
         ks = _glob_prefixes(word[::-1], value[::-1])
         if not ks:
@@ -290,7 +315,9 @@ def _apply_modifier(name: str, value: str | None, op: str, word: str) -> str:
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def expand(text: str, env: Mapping[str, str], escape: str = "\\", *, quotes: bool = False) -> tuple[str, set[str]]:
+def expand(
+    text: str, env: Mapping[str, str], escape: str = "\\", *, quotes: bool = False
+) -> tuple[str, set[str]]:
     """Replace `$VAR`, `${VAR}`, `${VAR:-w}`, `${VAR:+w}`, `${VAR#p}` … from `env`.
 
     Returns the text and the names that were not defined; an undefined variable expands to
@@ -300,8 +327,10 @@ def expand(text: str, env: Mapping[str, str], escape: str = "\\", *, quotes: boo
     """
     result, unset = _expand(text, env, escape, quotes, 0)
     if len(result) > len(text) + MAX_GROWTH:
-        raise ExpansionError(f"variable substitution grows past {MAX_GROWTH} characters "
-                             "(ARG/ENV values that repeat each other?)")
+        raise ExpansionError(
+            f"variable substitution grows past {MAX_GROWTH} characters "
+            "(ARG/ENV values that repeat each other?)"
+        )
     return result, unset
 
 
@@ -357,7 +386,7 @@ def _expand(text: str, env: Mapping[str, str], escape: str, quotes: bool, depth:
                 k = close + 1
                 continue
             name = m.group(0)
-            rest = inner[m.end():]
+            rest = inner[m.end() :]
             value = env.get(name)
             if not rest:
                 if value is None:
@@ -371,7 +400,7 @@ def _expand(text: str, env: Mapping[str, str], escape: str, quotes: bool, depth:
                 if om is None:
                     out.append(text[k : close + 1])
                 else:
-                    word, sub_unset = _expand(rest[om.end():], env, escape, False, depth + 1)
+                    word, sub_unset = _expand(rest[om.end() :], env, escape, False, depth + 1)
                     result = _apply_modifier(name, value, om.group(1), word)
                     if UNSET in result:
                         unset |= sub_unset | ({name} if value is None else set())
@@ -482,5 +511,5 @@ def split_flags(text: str, escape: str = "\\") -> tuple[dict[str, str], str]:
             break
         value = m.group(2) or ""
         flags[m.group(1).lower()] = "".join(words(value, escape)) if value else ""
-        rest = rest[m.end():]
+        rest = rest[m.end() :]
     return flags, rest

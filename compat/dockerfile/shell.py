@@ -22,8 +22,9 @@ _REDIR_RE = re.compile(r"^(\d*|&)(>>|>&|<&|>|<<<|<<-?|<)")
 MAX_DEPTH = 100
 """Nesting (if, for, case, subshells, groups, `!`) past this is not read further: no script is that deep, and
 Python's recursion limit is near."""
-KEYWORDS_START = frozenset({"if", "then", "elif", "else", "fi", "case", "esac", "for", "while", "until", "do",
-                            "done", "{", "}", "!"})
+KEYWORDS_START = frozenset(
+    {"if", "then", "elif", "else", "fi", "case", "esac", "for", "while", "until", "do", "done", "{", "}", "!"}
+)
 
 
 @dataclass(frozen=True)
@@ -378,7 +379,11 @@ class _Walker:
             tok = self.t[self.i]
             if tok.kind == "op":
                 break
-            if raw == [] and tok.text in ("then", "do", "else", "elif", "fi", "done", "esac", "}") and tok.text:
+            if (
+                raw == []
+                and tok.text in ("then", "do", "else", "elif", "fi", "done", "esac", "}")
+                and tok.text
+            ):
                 break
             raw.append(tok)
             self.i += 1
@@ -394,7 +399,7 @@ class _Walker:
                 continue
             m = _REDIR_RE.match(tok.text)
             if m is not None and not tok.text.startswith(("'", '"')):
-                rest = tok.text[m.end():]
+                rest = tok.text[m.end() :]
                 if not rest and not m.group(2).startswith("<<"):
                     skip = True
                 continue
@@ -407,7 +412,9 @@ class _Walker:
             if not argv:
                 am = _ASSIGN_RE.match(tok.text)
                 if am is not None:
-                    assigns[am.group(1)] = expand_one(am.group(2), {**scope, **assigns}) if am.group(2) else ""
+                    assigns[am.group(1)] = (
+                        expand_one(am.group(2), {**scope, **assigns}) if am.group(2) else ""
+                    )
                     continue
             if first is None:
                 first = tok.offset
@@ -442,8 +449,14 @@ class _Walker:
         if name in ("exit",):
             self.i = len(self.t)
             return True
-        self.out.append(Command(tuple(argv), first if first is not None else raw[0].offset,
-                                {**self.local, **assigns}, self.cwd))
+        self.out.append(
+            Command(
+                tuple(argv),
+                first if first is not None else raw[0].offset,
+                {**self.local, **assigns},
+                self.cwd,
+            )
+        )
         return True
 
 
@@ -485,7 +498,9 @@ def _test(args: list[str]) -> bool | None:
                 x, y = int(a), int(b)
             except ValueError:
                 return None
-            return {"-eq": x == y, "-ne": x != y, "-gt": x > y, "-lt": x < y, "-ge": x >= y, "-le": x <= y}[op]
+            return {"-eq": x == y, "-ne": x != y, "-gt": x > y, "-lt": x < y, "-ge": x >= y, "-le": x <= y}[
+                op
+            ]
     return None
 
 

@@ -25,9 +25,20 @@ if TYPE_CHECKING:
 __all__ = ["CATEGORIES", "Diagnosis", "Fix", "diagnose_lines", "diagnose_text"]
 
 CATEGORIES = (
-    "driver_too_old", "arch_not_supported", "cudnn_mismatch", "cuda_libs_missing", "gpu_oom", "host_oom",
-    "dataloader_shm", "cuda_fork", "nccl_distributed", "illegal_memory_access", "hardware_xid",
-    "no_gpu_visible", "nvml_mismatch", "segfault",
+    "driver_too_old",
+    "arch_not_supported",
+    "cudnn_mismatch",
+    "cuda_libs_missing",
+    "gpu_oom",
+    "host_oom",
+    "dataloader_shm",
+    "cuda_fork",
+    "nccl_distributed",
+    "illegal_memory_access",
+    "hardware_xid",
+    "no_gpu_visible",
+    "nvml_mismatch",
+    "segfault",
 )
 
 
@@ -59,7 +70,9 @@ class Diagnosis:
         }
 
 
-def diagnose_lines(lines: Iterable[str], facts: Facts | None = None, matrix: Matrix | None = None) -> list[Diagnosis]:
+def diagnose_lines(
+    lines: Iterable[str], facts: Facts | None = None, matrix: Matrix | None = None
+) -> list[Diagnosis]:
     """Diagnose a log given as an iterable of lines (a file object, a pipe); memory stays bounded."""
     from compat.explain.engine import Scanner, finish
 

@@ -33,20 +33,57 @@ CATEGORIES = (
 )
 
 # Facts a signature may extract (named regex groups) or set; documented in the JSON "facts" of a diagnosis.
-FACT_NAMES = frozenset({
-    "driver", "driver_cuda", "cudnn_built", "cudnn_runtime", "torch_build",
-    "gpu", "gpu_index", "arch", "cc", "min_cc", "supported_archs",
-    "requested", "capacity", "free", "shape",
-    "library", "symbol",
-    "xid", "sxid", "pci_bus", "nvml_error", "nvml_version",
-    "exit_code", "signal", "pid", "process",
-    "nccl_version", "nccl_error", "nccl_warning", "nccl_result", "op", "seq", "timeout_ms", "stuck_s",
-    "assertion",
-})
+FACT_NAMES = frozenset(
+    {
+        "driver",
+        "driver_cuda",
+        "cudnn_built",
+        "cudnn_runtime",
+        "torch_build",
+        "gpu",
+        "gpu_index",
+        "arch",
+        "cc",
+        "min_cc",
+        "supported_archs",
+        "requested",
+        "capacity",
+        "free",
+        "shape",
+        "library",
+        "symbol",
+        "xid",
+        "sxid",
+        "pci_bus",
+        "nvml_error",
+        "nvml_version",
+        "exit_code",
+        "signal",
+        "pid",
+        "process",
+        "nccl_version",
+        "nccl_error",
+        "nccl_warning",
+        "nccl_result",
+        "op",
+        "seq",
+        "timeout_ms",
+        "stuck_s",
+        "assertion",
+    }
+)
 
 _SIGNALS = {
-    "segmentation fault": "11", "sigsegv": "11", "bus error": "7", "sigbus": "7", "killed": "9",
-    "sigkill": "9", "aborted": "6", "sigabrt": "6", "terminated": "15", "sigterm": "15",
+    "segmentation fault": "11",
+    "sigsegv": "11",
+    "bus error": "7",
+    "sigbus": "7",
+    "killed": "9",
+    "sigkill": "9",
+    "aborted": "6",
+    "sigabrt": "6",
+    "terminated": "15",
+    "sigterm": "15",
 }
 
 
@@ -201,12 +238,29 @@ def _category(name: str, row: Any, problems: list[str]) -> Category | None:
     unknown = set(row) - {"title", "explanation", "rank", "suppresses", "fixes"}
     if unknown:
         problems.append(f"{where}: unknown keys {sorted(unknown)}")
-    return Category(name, str(row.get("title", "")).strip(), " ".join(str(row.get("explanation", "")).split()),
-                    rank, frozenset(sup), fixes)
+    return Category(
+        name,
+        str(row.get("title", "")).strip(),
+        " ".join(str(row.get("explanation", "")).split()),
+        rank,
+        frozenset(sup),
+        fixes,
+    )
 
 
-_ROW_KEYS = {"id", "category", "keywords", "pattern", "confidence", "meaning", "title", "set_facts", "fixes",
-             "examples", "source"}
+_ROW_KEYS = {
+    "id",
+    "category",
+    "keywords",
+    "pattern",
+    "confidence",
+    "meaning",
+    "title",
+    "set_facts",
+    "fixes",
+    "examples",
+    "source",
+}
 
 
 def _signature(row: Any, where: str, problems: list[str], *, extractor: bool) -> Signature | None:
@@ -254,8 +308,10 @@ def _signature(row: Any, where: str, problems: list[str], *, extractor: bool) ->
             name, _, conv = g.partition("__")
             names.add(name)
             if conv and conv not in CONVERTERS:
-                problems.append(f"{where}: group {g!r} uses unknown converter {conv!r} "
-                                f"(known: {', '.join(sorted(CONVERTERS))})")
+                problems.append(
+                    f"{where}: group {g!r} uses unknown converter {conv!r} "
+                    f"(known: {', '.join(sorted(CONVERTERS))})"
+                )
     for n in sorted(names - FACT_NAMES):
         problems.append(f"{where}: unknown fact {n!r}")
     conf = row.get("confidence", 1.0 if extractor else None)
@@ -288,9 +344,18 @@ def _signature(row: Any, where: str, problems: list[str], *, extractor: bool) ->
             problems.append(f"{where}: example {e[:60]!r} does not match the pattern")
     if len(problems) > n0 or regex is None:
         return None
-    return Signature(sid, None if extractor else str(category), tuple(k for k in kws), regex, float(conf),
-                     " ".join(str(meaning).split()), title.strip() if isinstance(title, str) else None,
-                     dict(set_facts), fixes, str(src))
+    return Signature(
+        sid,
+        None if extractor else str(category),
+        tuple(k for k in kws),
+        regex,
+        float(conf),
+        " ".join(str(meaning).split()),
+        title.strip() if isinstance(title, str) else None,
+        dict(set_facts),
+        fixes,
+        str(src),
+    )
 
 
 def _build(doc: Any) -> tuple[Catalogue | None, list[str]]:

@@ -21,8 +21,16 @@ CONFIRMING: dict[str, tuple[str, ...]] = {
     "arch_not_supported": ("wheel.arch", "toolkit.arch", "cudnn.arch"),
     "cudnn_mismatch": ("tensorflow.cudnn", "cudnn.cuda", "cudnn.multiple", "libs.shadowed"),
     "cuda_libs_missing": ("tensorflow.cuda", "libs.shadowed", "toolkit.multiple", "framework.import-failed"),
-    "no_gpu_visible": ("framework.cpu-build", "gpu.required", "gpu.none", "driver.missing", "driver.nouveau",
-                       "env.cuda-visible-devices", "driver.container", "framework.cuda-unavailable"),
+    "no_gpu_visible": (
+        "framework.cpu-build",
+        "gpu.required",
+        "gpu.none",
+        "driver.missing",
+        "driver.nouveau",
+        "env.cuda-visible-devices",
+        "driver.container",
+        "framework.cuda-unavailable",
+    ),
     "nvml_mismatch": ("driver.mismatch", "driver.nvml"),
     "hardware_xid": ("gpu.xid", "gpu.ecc", "gpu.retired-pages", "gpu.pcie"),
     "host_oom": ("host.oom", "host.cgroup-oom", "host.memory"),
@@ -31,8 +39,12 @@ CONFIRMING: dict[str, tuple[str, ...]] = {
 }
 
 # Log facts that map onto compat's scalar facts (only used where the machine's facts lack them).
-LOG_TO_FACT = (("driver", "driver"), ("driver_cuda", "driver_cuda"), ("torch_build", "torch_build"),
-               ("cudnn_runtime", "cudnn"))
+LOG_TO_FACT = (
+    ("driver", "driver"),
+    ("driver_cuda", "driver_cuda"),
+    ("torch_build", "torch_build"),
+    ("cudnn_runtime", "cudnn"),
+)
 
 LOG_SOURCE = "the log"
 
@@ -69,8 +81,11 @@ def _extra_checks() -> tuple[Callable[[Any], Iterator[Any]], ...]:
 
 
 def _findings(report: Report, ids: tuple[str, ...]) -> list[Finding]:
-    return [f for f in report.sorted_findings() if f.severity in ("error", "warning")
-            and any(f.id == i or f.id.startswith(i + ".") for i in ids)]
+    return [
+        f
+        for f in report.sorted_findings()
+        if f.severity in ("error", "warning") and any(f.id == i or f.id.startswith(i + ".") for i in ids)
+    ]
 
 
 def _with(d: Diagnosis, status: str, note: str, fixes: tuple[Fix, ...] = (), **facts: Any) -> Diagnosis:
@@ -88,8 +103,13 @@ def _with(d: Diagnosis, status: str, note: str, fixes: tuple[Fix, ...] = (), **f
         if f.text not in seen:
             seen.add(f.text)
             merged.append(f)
-    return replace(d, confidence=round(conf, 2), explanation=f"{d.explanation} Cross-check: {note}",
-                   facts=new_facts, fixes=tuple(merged))
+    return replace(
+        d,
+        confidence=round(conf, 2),
+        explanation=f"{d.explanation} Cross-check: {note}",
+        facts=new_facts,
+        fixes=tuple(merged),
+    )
 
 
 def _torch_commands(ctx: Any, ok: Callable[[str], bool], limit: int = 2) -> list[Fix]:
@@ -102,8 +122,12 @@ def _torch_commands(ctx: Any, ok: Callable[[str], bool], limit: int = 2) -> list
     out = []
     for v in cands[:limit]:
         url = v.index_url or f"https://download.pytorch.org/whl/{v.tag}"
-        out.append(Fix(f"Install the {v.tag} build of torch {t.release.raw}",
-                       f"pip install torch=={t.release.raw} --index-url {url}"))
+        out.append(
+            Fix(
+                f"Install the {v.tag} build of torch {t.release.raw}",
+                f"pip install torch=={t.release.raw} --index-url {url}",
+            )
+        )
     return out
 
 
@@ -113,8 +137,12 @@ def _driver_too_old(d: Diagnosis, facts: Facts, m: Any) -> Diagnosis:
     ctx = resolver.build_context(facts, m)
     rts = resolver.runtimes(ctx)
     if not rts:
-        return _with(d, "not checked", "no CUDA runtime is known for this machine (no CUDA build of torch or "
-                     "TensorFlow installed, no CUDA toolkit given), so the driver cannot be checked against it.")
+        return _with(
+            d,
+            "not checked",
+            "no CUDA runtime is known for this machine (no CUDA build of torch or "
+            "TensorFlow installed, no CUDA toolkit given), so the driver cannot be checked against it.",
+        )
     os_name = ctx.driver_os()
     if ctx.driver is not None:
         drv = ctx.driver
@@ -123,27 +151,40 @@ def _driver_too_old(d: Diagnosis, facts: Facts, m: Any) -> Diagnosis:
                 continue
             floor, own, _ = resolver.driver_requirement(m, rt.cuda, os_name)
             need = floor or own
-            cmds = _torch_commands(
-                ctx, lambda c: resolver.driver_can_run(m, drv, Version(c), os_name) in ("ok", "minor")
-            ) if rt.who.startswith("torch") else []
+            cmds = (
+                _torch_commands(
+                    ctx, lambda c: resolver.driver_can_run(m, drv, Version(c), os_name) in ("ok", "minor")
+                )
+                if rt.who.startswith("torch")
+                else []
+            )
             how = "bundled with" if rt.who.startswith("torch") else "of"
             full = f" (≥ {own} for full CUDA {rt.cuda_raw} support)" if own and floor and own != floor else ""
-            note = (f"your driver {ctx.driver_raw} cannot run the CUDA {rt.cuda_raw} runtime {how} {rt.who}: "
-                    f"install driver ≥ {need}{full}" + (f", or `{cmds[0].command}`" if cmds else "") + ".")
+            note = (
+                f"your driver {ctx.driver_raw} cannot run the CUDA {rt.cuda_raw} runtime {how} {rt.who}: "
+                f"install driver ≥ {need}{full}" + (f", or `{cmds[0].command}`" if cmds else "") + "."
+            )
             fixes = tuple([Fix(f"Install NVIDIA driver ≥ {need}{full}")] + cmds)
-            return _with(d, "confirmed", note, fixes, driver=ctx.driver_raw, runtime_cuda=rt.cuda_raw,
-                         min_driver=need)
+            return _with(
+                d, "confirmed", note, fixes, driver=ctx.driver_raw, runtime_cuda=rt.cuda_raw, min_driver=need
+            )
         runnable = ", ".join(f"CUDA {rt.cuda_raw} ({rt.who})" for rt in rts)
-        return _with(d, "contradicted", f"driver {ctx.driver_raw} on this machine can run {runnable}; the log was "
-                     "probably written in another environment (a container image, another node, an older venv).")
+        return _with(
+            d,
+            "contradicted",
+            f"driver {ctx.driver_raw} on this machine can run {runnable}; the log was "
+            "probably written in another environment (a container image, another node, an older venv).",
+        )
     dc = facts.get("driver_cuda")
     if dc is not None and dc.value:
         have = Version(dc.value)
         for rt in rts:
             if rt.cuda.release[0] > have.release[0] or (
-                    m.minor_compat.get(rt.cuda.release[0]) is None and rt.cuda.release[:2] > have.release[:2]):
+                m.minor_compat.get(rt.cuda.release[0]) is None and rt.cuda.release[:2] > have.release[:2]
+            ):
                 floor, own, _ = resolver.driver_requirement(m, rt.cuda, os_name)
                 need = floor or own
+
                 def runs(c: str) -> bool:
                     v = Version(c)
                     if v.release[0] != have.release[0]:
@@ -151,14 +192,23 @@ def _driver_too_old(d: Diagnosis, facts: Facts, m: Any) -> Diagnosis:
                     return m.minor_compat.get(v.release[0]) is not None or v.release[:2] <= have.release[:2]
 
                 cmds = _torch_commands(ctx, runs)
-                note = (f"the driver supports CUDA {dc.raw} ({dc.source}) but {rt.who} needs the CUDA "
-                        f"{rt.cuda_raw} runtime" + (f": install driver ≥ {need}" if need else "")
-                        + (f", or `{cmds[0].command}`" if cmds else "") + ".")
+                note = (
+                    f"the driver supports CUDA {dc.raw} ({dc.source}) but {rt.who} needs the CUDA "
+                    f"{rt.cuda_raw} runtime"
+                    + (f": install driver ≥ {need}" if need else "")
+                    + (f", or `{cmds[0].command}`" if cmds else "")
+                    + "."
+                )
                 fixes = tuple(([Fix(f"Install NVIDIA driver ≥ {need}")] if need else []) + cmds)
                 return _with(d, "confirmed", note, fixes, runtime_cuda=rt.cuda_raw, min_driver=need)
         status = "not confirmed" if dc.source == LOG_SOURCE else "contradicted"
-        return _with(d, status, f"the driver supports CUDA {dc.raw}, enough for "
-                     + ", ".join(f"{rt.who} (CUDA {rt.cuda_raw})" for rt in rts) + " on this machine.")
+        return _with(
+            d,
+            status,
+            f"the driver supports CUDA {dc.raw}, enough for "
+            + ", ".join(f"{rt.who} (CUDA {rt.cuda_raw})" for rt in rts)
+            + " on this machine.",
+        )
     return _with(d, "not checked", "the driver version of this machine is unknown.")
 
 
@@ -178,8 +228,12 @@ def _no_gpu(d: Diagnosis, facts: Facts) -> Diagnosis:
         return _with(d, "confirmed", f"this machine shows no NVIDIA GPU ({facts.gpus_source or 'probed'}).")
     if facts.gpus:
         names = ", ".join(sorted({g.name or "GPU" for g in facts.gpus}))
-        return _with(d, "refined", f"the machine has {len(facts.gpus)} GPU(s) ({names}); the process could not "
-                     "see them: check CUDA_VISIBLE_DEVICES, the container's --gpus flag and the framework build.")
+        return _with(
+            d,
+            "refined",
+            f"the machine has {len(facts.gpus)} GPU(s) ({names}); the process could not "
+            "see them: check CUDA_VISIBLE_DEVICES, the container's --gpus flag and the framework build.",
+        )
     return _with(d, "not checked", "it is unknown whether this machine has a GPU.")
 
 
@@ -213,8 +267,14 @@ def cross_check(diags: list[Diagnosis], facts: Facts, matrix: Any = None) -> lis
         elif d.category == "no_gpu_visible":
             out.append(_no_gpu(d, merged))
         elif d.category in CONFIRMING:
-            out.append(_with(d, "not confirmed", "the facts of this machine show no matching problem now "
-                             "(it may have been transient, or the log comes from another environment)."))
+            out.append(
+                _with(
+                    d,
+                    "not confirmed",
+                    "the facts of this machine show no matching problem now "
+                    "(it may have been transient, or the log comes from another environment).",
+                )
+            )
         else:
             out.append(replace(d, facts={**d.facts, "cross_check": "not applicable"}))
     return out

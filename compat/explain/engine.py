@@ -111,7 +111,7 @@ class Scanner:
                 self._carry = text[-CARRY_TAIL:]
                 text = text[:-CARRY_TAIL]
             elif cut < len(text) - 1:
-                self._carry = text[cut + 1:]
+                self._carry = text[cut + 1 :]
                 text = text[: cut + 1]
         self._scan(text)
 
@@ -217,7 +217,9 @@ def _dedupe_fixes(groups: list[tuple[Fix, ...]]) -> tuple[Fix, ...]:
     return tuple(out)
 
 
-def _diagnosis(cat: Catalogue, hit: _Hit, conf: float, causes: list[str], context: dict[str, str]) -> Diagnosis:
+def _diagnosis(
+    cat: Catalogue, hit: _Hit, conf: float, causes: list[str], context: dict[str, str]
+) -> Diagnosis:
     category = cat.categories[hit.category]
     sigs = sorted(hit.sigs.values(), key=lambda s: -s.confidence)
     facts: dict[str, Any] = dict(hit.facts)

@@ -14,8 +14,14 @@ _HIDDEN_FACTS = {"cross_check"}
 
 
 def _wrap(text: str, indent: str, hang: str = "") -> list[str]:
-    return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent + hang,
-                         break_long_words=False, break_on_hyphens=False) or [indent.rstrip()]
+    return textwrap.wrap(
+        text,
+        WIDTH,
+        initial_indent=indent,
+        subsequent_indent=indent + hang,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [indent.rstrip()]
 
 
 def _facts_line(facts: Mapping[str, Any]) -> str:
@@ -26,11 +32,16 @@ def render(diags: Sequence[Diagnosis], source: str, lines_read: int, stream: IO[
     st = Style(use_color(stream) if stream is not None else False)
     read = f"{lines_read:,} line{'s' if lines_read != 1 else ''} read"
     if not diags:
-        return "\n".join([
-            f"compat explain: {st('no known failure signature', 'ok')} in {source} ({read}).",
-            "  The log may stop before the error, or the failure is not one compat knows yet.",
-            f"  Check the stack of the machine that failed: {st('$ compat doctor', 'bold')}",
-        ]) + "\n"
+        return (
+            "\n".join(
+                [
+                    f"compat explain: {st('no known failure signature', 'ok')} in {source} ({read}).",
+                    "  The log may stop before the error, or the failure is not one compat knows yet.",
+                    f"  Check the stack of the machine that failed: {st('$ compat doctor', 'bold')}",
+                ]
+            )
+            + "\n"
+        )
     root, rest = diags[0], diags[1:]
     out = [f"compat explain: {st('root cause', 'error')} found in {source} ({read})", ""]
     out += _one(root, st, primary=True)

@@ -48,11 +48,18 @@ def run_doctor(argv: list[str], timeout: float, env: dict[str, str]) -> dict[str
     t0 = time.monotonic()
     with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:
         try:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out_f, stderr=err_f, env=env,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=out_f, stderr=err_f, env=env, start_new_session=True
+            )
         except OSError as exc:
-            return {"exit_code": None, "timed_out": False, "stdout": "", "stderr": "", "seconds": 0.0,
-                    "start_error": f"{type(exc).__name__}: {exc}"}
+            return {
+                "exit_code": None,
+                "timed_out": False,
+                "stdout": "",
+                "stderr": "",
+                "seconds": 0.0,
+                "start_error": f"{type(exc).__name__}: {exc}",
+            }
         timed_out = False
         try:
             proc.wait(timeout=timeout)
@@ -61,9 +68,14 @@ def run_doctor(argv: list[str], timeout: float, env: dict[str, str]) -> dict[str
         finally:
             _killpg(proc.pid)  # the doctor's own children (framework probes) go with it
             proc.wait()
-        return {"exit_code": proc.returncode, "timed_out": timed_out, "stdout": _read(out_f, OUTPUT_MAX),
-                "stderr": _read(err_f, STDERR_TAIL, tail=True), "seconds": round(time.monotonic() - t0, 3),
-                "start_error": None}
+        return {
+            "exit_code": proc.returncode,
+            "timed_out": timed_out,
+            "stdout": _read(out_f, OUTPUT_MAX),
+            "stderr": _read(err_f, STDERR_TAIL, tail=True),
+            "seconds": round(time.monotonic() - t0, 3),
+            "start_error": None,
+        }
 
 
 def doctor_env(environ: dict[str, str], gpu_ids: Optional[list[str]]) -> dict[str, str]:
@@ -78,8 +90,14 @@ def doctor_env(environ: dict[str, str], gpu_ids: Optional[list[str]]) -> dict[st
 
 def doctor_on_node(expected_node_id: str, smoke: bool, timeout: float) -> dict[str, Any]:
     """The Ray task body: which node this is, and what the doctor printed there."""
-    out: dict[str, Any] = {"node_id": None, "hostname": socket.gethostname(), "ip": None, "pid": os.getpid(),
-                           "python": sys.executable, "expected_node_id": expected_node_id}
+    out: dict[str, Any] = {
+        "node_id": None,
+        "hostname": socket.gethostname(),
+        "ip": None,
+        "pid": os.getpid(),
+        "python": sys.executable,
+        "expected_node_id": expected_node_id,
+    }
     gpu_ids: Optional[list[str]] = None
     try:
         import ray

@@ -34,7 +34,9 @@ def import_ray() -> Any:
     try:
         import ray
     except ImportError as exc:
-        raise InputError(f"compat fleet needs Ray, which is not installed ({exc.msg}): {INSTALL_HINT}") from None
+        raise InputError(
+            f"compat fleet needs Ray, which is not installed ({exc.msg}): {INSTALL_HINT}"
+        ) from None
     return ray
 
 
@@ -87,17 +89,34 @@ def answer_to_input(name: str, node: Mapping[str, Any], answer: Any, timeout: fl
     meta: dict[str, Any] = {"node_id": nid, "address": node.get("NodeManagerAddress")}
     source = f"ray:{nid}"
     if not isinstance(answer, Mapping):
-        return NodeInput(name, source, "failed", reason=f"the task returned {type(answer).__name__}", meta=meta)
+        return NodeInput(
+            name, source, "failed", reason=f"the task returned {type(answer).__name__}", meta=meta
+        )
     meta["doctor_seconds"] = answer.get("seconds")
     if answer.get("node_id") and answer.get("node_id") != nid:
-        return NodeInput(name, source, "failed", meta=meta,
-                         reason=f"the task ran on node {answer.get('node_id')} instead of {nid}")
+        return NodeInput(
+            name,
+            source,
+            "failed",
+            meta=meta,
+            reason=f"the task ran on node {answer.get('node_id')} instead of {nid}",
+        )
     if answer.get("start_error"):
-        return NodeInput(name, source, "failed", meta=meta,
-                         reason=f"could not start the doctor with {answer.get('python')}: {answer['start_error']}")
+        return NodeInput(
+            name,
+            source,
+            "failed",
+            meta=meta,
+            reason=f"could not start the doctor with {answer.get('python')}: {answer['start_error']}",
+        )
     if answer.get("timed_out"):
-        return NodeInput(name, source, "failed", meta=meta,
-                         reason=f"compat doctor did not finish within {doctor_timeout(timeout):g} s on this node")
+        return NodeInput(
+            name,
+            source,
+            "failed",
+            meta=meta,
+            reason=f"compat doctor did not finish within {doctor_timeout(timeout):g} s on this node",
+        )
     stdout = str(answer.get("stdout") or "")
     stderr = str(answer.get("stderr") or "").strip()
     meta["doctor_exit_code"] = answer.get("exit_code")
@@ -188,10 +207,22 @@ def collect(address: Optional[str], *, smoke: bool, timeout: float) -> tuple[lis
                 answer = ray.get(ref, timeout=max(1.0, timeout))
             except Exception as exc:  # a lost worker or node, a task error: reported per node, never raised
                 first = (str(exc).strip().splitlines() or [type(exc).__name__])[-1][:300]
-                status = "unreachable" if type(exc).__name__ in (
-                    "NodeDiedError", "WorkerCrashedError", "ObjectLostError", "OwnerDiedError", "GetTimeoutError",
-                    "TaskUnschedulableError") else "failed"
-                inputs.append(NodeInput(name, f"ray:{nid}", status, reason=f"{type(exc).__name__}: {first}", meta=meta))
+                status = (
+                    "unreachable"
+                    if type(exc).__name__
+                    in (
+                        "NodeDiedError",
+                        "WorkerCrashedError",
+                        "ObjectLostError",
+                        "OwnerDiedError",
+                        "GetTimeoutError",
+                        "TaskUnschedulableError",
+                    )
+                    else "failed"
+                )
+                inputs.append(
+                    NodeInput(name, f"ray:{nid}", status, reason=f"{type(exc).__name__}: {first}", meta=meta)
+                )
                 continue
             inputs.append(answer_to_input(name, n, answer, timeout))
         extra = {"ray": {"address": addr, "nodes_alive": len(nodes), "timeout": timeout, "smoke": smoke}}
@@ -201,5 +232,13 @@ def collect(address: Optional[str], *, smoke: bool, timeout: float) -> tuple[lis
             ray.shutdown()
 
 
-__all__ = ["DEFAULT_TIMEOUT", "alive_nodes", "answer_to_input", "collect", "doctor_timeout", "import_ray",
-           "node_names", "task_options"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "alive_nodes",
+    "answer_to_input",
+    "collect",
+    "doctor_timeout",
+    "import_ray",
+    "node_names",
+    "task_options",
+]

@@ -39,12 +39,21 @@ def iter_documents(text: str, origin: str) -> Iterator[tuple[int, Any]]:
         try:
             value, end = dec.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            raise InputError(f"{origin}: not JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-        except (RecursionError, ValueError) as exc:  # arrays nested ~1000 deep; an integer of over 4300 digits
-            raise InputError(f"{origin}: not a compat doctor report at line {line}: {json_error(exc)}") from None
+            raise InputError(
+                f"{origin}: not JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+            ) from None
+        except (
+            RecursionError,
+            ValueError,
+        ) as exc:  # arrays nested ~1000 deep; an integer of over 4300 digits
+            raise InputError(
+                f"{origin}: not a compat doctor report at line {line}: {json_error(exc)}"
+            ) from None
         if json_too_deep(value):
-            raise InputError(f"{origin}: not a compat doctor report at line {line}: JSON nested more than "
-                             f"{MAX_JSON_DEPTH} levels deep")
+            raise InputError(
+                f"{origin}: not a compat doctor report at line {line}: JSON nested more than "
+                f"{MAX_JSON_DEPTH} levels deep"
+            )
         yield line, value
         pos = end
 
@@ -52,13 +61,19 @@ def iter_documents(text: str, origin: str) -> Iterator[tuple[int, Any]]:
 def check_report(doc: Any, where: str) -> Mapping[str, Any]:
     """The document, if it is a `compat doctor --json` report; InputError naming `where` otherwise."""
     if not isinstance(doc, dict):
-        raise InputError(f"{where}: not a compat doctor report (a JSON {type(doc).__name__}, expected an object)")
+        raise InputError(
+            f"{where}: not a compat doctor report (a JSON {type(doc).__name__}, expected an object)"
+        )
     if doc.get("schema_version") != 1:
-        raise InputError(f"{where}: not a compat doctor report of schema_version 1 "
-                         f"(schema_version is {doc.get('schema_version')!r})")
+        raise InputError(
+            f"{where}: not a compat doctor report of schema_version 1 "
+            f"(schema_version is {doc.get('schema_version')!r})"
+        )
     for key, kind in REQUIRED:
         if not isinstance(doc.get(key), kind):
-            raise InputError(f"{where}: not a compat doctor report (no {key!r} {'object' if kind is dict else kind.__name__})")
+            raise InputError(
+                f"{where}: not a compat doctor report (no {key!r} {'object' if kind is dict else kind.__name__})"
+            )
     if "nodes" in doc and "groups" in doc:
         raise InputError(f"{where}: this is a fleet report, not a doctor report")
     return doc
@@ -73,15 +88,19 @@ def read_reports(path: str) -> list[tuple[str, Mapping[str, Any]]]:
         with open(path, "rb") as f:
             text = f.read().decode("utf-8", errors="replace")
     except IsADirectoryError:
-        raise InputError(f"{path}: is a directory (give the report files, e.g. {path.rstrip('/')}/*.json)") from None
+        raise InputError(
+            f"{path}: is a directory (give the report files, e.g. {path.rstrip('/')}/*.json)"
+        ) from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
     docs = list(iter_documents(text, path))
     if not docs:
         raise InputError(f"{path}: empty (no JSON document)")
     multi = len(docs) > 1
-    return [(f"{path}:{line}" if multi else path, check_report(doc, f"{path}:{line}" if multi else path))
-            for line, doc in docs]
+    return [
+        (f"{path}:{line}" if multi else path, check_report(doc, f"{path}:{line}" if multi else path))
+        for line, doc in docs
+    ]
 
 
 def node_name(doc: Mapping[str, Any], path: str, index: int, count: int) -> str:

@@ -15,8 +15,18 @@ from typing import IO, Any, Optional
 
 SCHEMA_VERSION = 1
 
-FINGERPRINT_FACTS = ("driver", "cuda", "cudnn", "python", "torch", "torch_cuda", "torch_cudnn", "tensorflow",
-                     "tf_cuda", "tf_cudnn")
+FINGERPRINT_FACTS = (
+    "driver",
+    "cuda",
+    "cudnn",
+    "python",
+    "torch",
+    "torch_cuda",
+    "torch_cudnn",
+    "tensorflow",
+    "tf_cuda",
+    "tf_cudnn",
+)
 """Scalar facts that make a node's stack fingerprint (with "gpu", the GPU models). driver_cuda is left out: it
 follows from the driver, so it would only repeat a driver drift."""
 FINGERPRINT_KEYS = FINGERPRINT_FACTS + ("gpu",)
@@ -62,14 +72,16 @@ def _fact(facts: Mapping[str, Any], name: str) -> tuple[Optional[str], Optional[
 
 
 def _gpu_models(doc: Mapping[str, Any]) -> Optional[str]:
-    """"8x NVIDIA A100-SXM4-80GB", "2x NVIDIA A10 + 1x NVIDIA T4", "none", or None when unknown."""
+    """ "8x NVIDIA A100-SXM4-80GB", "2x NVIDIA A10 + 1x NVIDIA T4", "none", or None when unknown."""
     facts = _obj(doc.get("facts"))
     gpus = facts.get("gpus", doc.get("gpus"))
     if gpus is None or not isinstance(gpus, list):
         return None
     if not gpus:
         return "none"
-    names = Counter(str(g.get("name") or "unknown GPU") if isinstance(g, Mapping) else "unknown GPU" for g in gpus)
+    names = Counter(
+        str(g.get("name") or "unknown GPU") if isinstance(g, Mapping) else "unknown GPU" for g in gpus
+    )
     return " + ".join(f"{n}x {name}" for name, n in sorted(names.items()))
 
 
@@ -85,8 +97,11 @@ def fingerprint(doc: Mapping[str, Any]) -> tuple[dict[str, Optional[str]], dict[
 
 
 def _summary(f: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"id": str(f.get("id")), "title": str(f.get("title")),
-                           "group": str(f.get("group") or "stack")}
+    out: dict[str, Any] = {
+        "id": str(f.get("id")),
+        "title": str(f.get("title")),
+        "group": str(f.get("group") or "stack"),
+    }
     if isinstance(f.get("facts"), Mapping):
         out["facts"] = dict(f["facts"])
     return out
@@ -106,11 +121,22 @@ def unhealthy_gpus(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
             continue
         facts = _obj(f.get("facts"))
         gpu = facts.get("gpu")
-        out.append({"id": fid, "severity": str(f.get("severity")), "title": str(f.get("title")),
-                    "gpu": gpu if isinstance(gpu, int) else None,
-                    "pci": list(facts["pci"]) if isinstance(facts.get("pci"), list) else None})
-    out.sort(key=lambda g: ({"error": 0, "warning": 1}.get(g["severity"], 2), g["gpu"] if g["gpu"] is not None else -1,
-                            g["id"]))
+        out.append(
+            {
+                "id": fid,
+                "severity": str(f.get("severity")),
+                "title": str(f.get("title")),
+                "gpu": gpu if isinstance(gpu, int) else None,
+                "pci": list(facts["pci"]) if isinstance(facts.get("pci"), list) else None,
+            }
+        )
+    out.sort(
+        key=lambda g: (
+            {"error": 0, "warning": 1}.get(g["severity"], 2),
+            g["gpu"] if g["gpu"] is not None else -1,
+            g["id"],
+        )
+    )
     return out
 
 
@@ -120,9 +146,15 @@ def smoke_outcome(doc: Mapping[str, Any]) -> Optional[dict[str, Any]]:
     if not isinstance(s, Mapping):
         return None
     status = str(s.get("status"))
-    return {"status": status, "failed": status in ("failed", "crashed", "timed_out"),
-            "cause": s.get("cause"), "signal": s.get("signal"), "message": s.get("message"),
-            "framework": s.get("framework"), "device": s.get("device")}
+    return {
+        "status": status,
+        "failed": status in ("failed", "crashed", "timed_out"),
+        "cause": s.get("cause"),
+        "signal": s.get("signal"),
+        "message": s.get("message"),
+        "framework": s.get("framework"),
+        "device": s.get("device"),
+    }
 
 
 # ------------------------------------------------------------------------------------------------ the fleet
@@ -132,7 +164,9 @@ def _key(values: Mapping[str, Optional[str]]) -> tuple[Optional[str], ...]:
     return tuple(values.get(k) for k in FINGERPRINT_KEYS)
 
 
-def _drift(reported: Sequence[tuple[str, dict[str, Optional[str]], dict[str, Optional[str]]]]) -> list[dict[str, Any]]:
+def _drift(
+    reported: Sequence[tuple[str, dict[str, Optional[str]], dict[str, Optional[str]]]],
+) -> list[dict[str, Any]]:
     """Per fact: the majority value and the nodes that differ from it. A tie has no majority: every node of the
     fact is then listed as differing."""
     out = []
@@ -150,14 +184,18 @@ def _drift(reported: Sequence[tuple[str, dict[str, Optional[str]], dict[str, Opt
         has_majority = len(ranked[1][1]) < top
         majority = ranked[0][0]
         drifted = sorted(n for v, ns in ranked for n in ns if not has_majority or v != majority)
-        out.append({
-            "fact": name,
-            "majority": shown[majority] if has_majority else None,
-            "has_majority": has_majority,
-            "majority_count": top if has_majority else 0,
-            "values": [{"value": shown[v], "missing": v is None, "nodes": sorted(ns)} for v, ns in ranked],
-            "nodes": drifted,
-        })
+        out.append(
+            {
+                "fact": name,
+                "majority": shown[majority] if has_majority else None,
+                "has_majority": has_majority,
+                "majority_count": top if has_majority else 0,
+                "values": [
+                    {"value": shown[v], "missing": v is None, "nodes": sorted(ns)} for v, ns in ranked
+                ],
+                "nodes": drifted,
+            }
+        )
     return out
 
 
@@ -169,15 +207,31 @@ def _verdict(nodes: Sequence[Mapping[str, Any]], drift: Sequence[Any], duplicate
     return "ok"
 
 
-def build_fleet(inputs: Sequence[NodeInput], *, source: str, duplicates: Sequence[Mapping[str, Any]] = (),
-                extra: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
+def build_fleet(
+    inputs: Sequence[NodeInput],
+    *,
+    source: str,
+    duplicates: Sequence[Mapping[str, Any]] = (),
+    extra: Optional[Mapping[str, Any]] = None,
+) -> dict[str, Any]:
     """The `compat fleet --json` document. `inputs` must have unique names (merge sorts duplicates out first)."""
     nodes: list[dict[str, Any]] = []
     reported: list[tuple[str, dict[str, Optional[str]], dict[str, Optional[str]]]] = []
     for n in sorted(inputs, key=lambda x: x.name):
-        entry: dict[str, Any] = {"name": n.name, "source": n.source, "status": n.status, "reason": n.reason,
-                                 "verdict": None, "group": None, "fingerprint": None, "drift": [], "errors": [],
-                                 "warnings": [], "unhealthy_gpus": [], "smoke": None}
+        entry: dict[str, Any] = {
+            "name": n.name,
+            "source": n.source,
+            "status": n.status,
+            "reason": n.reason,
+            "verdict": None,
+            "group": None,
+            "fingerprint": None,
+            "drift": [],
+            "errors": [],
+            "warnings": [],
+            "unhealthy_gpus": [],
+            "smoke": None,
+        }
         entry.update({k: n.meta[k] for k in sorted(n.meta)})
         if n.status == "reported" and n.doc is not None:
             values, shown = fingerprint(n.doc)
@@ -189,8 +243,11 @@ def build_fleet(inputs: Sequence[NodeInput], *, source: str, duplicates: Sequenc
             entry["warnings"] = [_summary(f) for f in _findings(n.doc) if f.get("severity") == "warning"]
             entry["unhealthy_gpus"] = unhealthy_gpus(n.doc)
             entry["smoke"] = smoke_outcome(n.doc)
-            entry["matrix_updated"] = (n.doc.get("matrix") or {}).get("updated") if isinstance(
-                n.doc.get("matrix"), Mapping) else None
+            entry["matrix_updated"] = (
+                (n.doc.get("matrix") or {}).get("updated")
+                if isinstance(n.doc.get("matrix"), Mapping)
+                else None
+            )
         nodes.append(entry)
 
     # Groups: one per distinct fingerprint, the largest first.
@@ -203,8 +260,14 @@ def build_fleet(inputs: Sequence[NodeInput], *, source: str, duplicates: Sequenc
     for i, (_, es) in enumerate(ordered):
         for e in es:
             e["group"] = i
-        groups.append({"id": i, "size": len(es), "nodes": [e["name"] for e in es],
-                       "fingerprint": dict(es[0]["fingerprint"])})
+        groups.append(
+            {
+                "id": i,
+                "size": len(es),
+                "nodes": [e["name"] for e in es],
+                "fingerprint": dict(es[0]["fingerprint"]),
+            }
+        )
     for e in nodes:
         e.pop("_key", None)
 
@@ -214,26 +277,37 @@ def build_fleet(inputs: Sequence[NodeInput], *, source: str, duplicates: Sequenc
         for name in d["nodes"]:
             by_name[name]["drift"].append(d["fact"])
     sick = [{"node": e["name"], **g} for e in nodes for g in e["unhealthy_gpus"]]
-    smoke_failed = [{"node": e["name"], **{k: v for k, v in e["smoke"].items() if k != "failed"}}
-                    for e in nodes if e["smoke"] and e["smoke"]["failed"]]
+    smoke_failed = [
+        {"node": e["name"], **{k: v for k, v in e["smoke"].items() if k != "failed"}}
+        for e in nodes
+        if e["smoke"] and e["smoke"]["failed"]
+    ]
     counts = Counter(e["status"] for e in nodes)
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "verdict": _verdict(nodes, drift, duplicates),
         "source": source,
         "summary": {
-            "nodes": len(nodes), "reported": counts["reported"], "unreachable": counts["unreachable"],
-            "failed": counts["failed"], "groups": len(groups), "drift": len(drift),
+            "nodes": len(nodes),
+            "reported": counts["reported"],
+            "unreachable": counts["unreachable"],
+            "failed": counts["failed"],
+            "groups": len(groups),
+            "drift": len(drift),
             "nodes_with_errors": sum(1 for e in nodes if e["errors"]),
             "nodes_with_warnings": sum(1 for e in nodes if e["warnings"]),
-            "unhealthy_gpus": len(sick), "smoke_failed": len(smoke_failed), "duplicates": len(duplicates),
+            "unhealthy_gpus": len(sick),
+            "smoke_failed": len(smoke_failed),
+            "duplicates": len(duplicates),
         },
         "nodes": nodes,
         "groups": groups,
         "drift": drift,
         "unhealthy_gpus": sick,
         "smoke_failed": smoke_failed,
-        "unreachable": [{"node": e["name"], "reason": e["reason"]} for e in nodes if e["status"] == "unreachable"],
+        "unreachable": [
+            {"node": e["name"], "reason": e["reason"]} for e in nodes if e["status"] == "unreachable"
+        ],
         "failed": [{"node": e["name"], "reason": e["reason"]} for e in nodes if e["status"] == "failed"],
         "duplicates": [dict(d) for d in duplicates],
     }
@@ -274,8 +348,12 @@ def render_text(doc: Mapping[str, Any], stream: Optional[IO[str]] = None) -> str
         if s[key]:
             parts.append(f"{s[key]} {label}")
     extra = []
-    for key, label in (("drift", "drifting fact"), ("unhealthy_gpus", "unhealthy GPU"), ("smoke_failed", "failed smoke run"),
-                       ("duplicates", "duplicate report")):
+    for key, label in (
+        ("drift", "drifting fact"),
+        ("unhealthy_gpus", "unhealthy GPU"),
+        ("smoke_failed", "failed smoke run"),
+        ("duplicates", "duplicate report"),
+    ):
         if s[key]:
             extra.append(f"{s[key]} {label}{'s' if s[key] != 1 else ''}")
     head = f"compat fleet: {st(verdict.upper(), 'ok' if verdict == 'ok' else verdict)}  ({', '.join(parts)}"
@@ -284,7 +362,10 @@ def render_text(doc: Mapping[str, Any], stream: Optional[IO[str]] = None) -> str
 
     drift_by_node = {e["name"]: e["drift"] for e in doc["nodes"]}
     if doc["groups"]:
-        lines += ["", st(f"Stacks ({len(doc['groups'])} group{'s' if len(doc['groups']) != 1 else ''})", "bold")]
+        lines += [
+            "",
+            st(f"Stacks ({len(doc['groups'])} group{'s' if len(doc['groups']) != 1 else ''})", "bold"),
+        ]
         for g in doc["groups"]:
             names = g["nodes"]
             shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
@@ -294,13 +375,17 @@ def render_text(doc: Mapping[str, Any], stream: Optional[IO[str]] = None) -> str
         lines += ["", st("Drift from the majority", "bold")]
         for d in doc["drift"]:
             others = d["values"][1:] if d["has_majority"] else d["values"]
-            desc = "; ".join(f"{', '.join(v['nodes'][:6])}{' …' if len(v['nodes']) > 6 else ''} "
-                             f"{'has' if len(v['nodes']) == 1 else 'have'} {v['value'] if not v['missing'] else 'none'}"
-                             for v in others)
+            desc = "; ".join(
+                f"{', '.join(v['nodes'][:6])}{' …' if len(v['nodes']) > 6 else ''} "
+                f"{'has' if len(v['nodes']) == 1 else 'have'} {v['value'] if not v['missing'] else 'none'}"
+                for v in others
+            )
             if d["has_majority"]:
                 maj = d["majority"] if d["majority"] is not None else "missing"
-                lines.append(f"  {mark['error']} {d['fact']}: {maj} on {d['majority_count']} of {s['reported']} nodes; "
-                             f"{desc}")
+                lines.append(
+                    f"  {mark['error']} {d['fact']}: {maj} on {d['majority_count']} of {s['reported']} nodes; "
+                    f"{desc}"
+                )
             else:
                 lines.append(f"  {mark['error']} {d['fact']}: no majority; {desc}")
     if doc["unhealthy_gpus"]:
@@ -311,7 +396,9 @@ def render_text(doc: Mapping[str, Any], stream: Optional[IO[str]] = None) -> str
         lines += ["", st("Smoke runs that failed", "bold")]
         for f in doc["smoke_failed"]:
             why = f" ({f['cause']})" if f.get("cause") else ""
-            lines.append(f"  {mark['error']} {f['node']}: {str(f['status']).replace('_', ' ')}{why}: {f.get('message') or ''}")
+            lines.append(
+                f"  {mark['error']} {f['node']}: {str(f['status']).replace('_', ' ')}{why}: {f.get('message') or ''}"
+            )
     missing = [e for e in doc["nodes"] if e["status"] != "reported"]
     if missing:
         lines += ["", st("No report", "bold")]
@@ -327,11 +414,19 @@ def render_text(doc: Mapping[str, Any], stream: Optional[IO[str]] = None) -> str
         for e in reported:
             v = str(e["verdict"])
             n_err, n_warn = len(e["errors"]), len(e["warnings"])
-            counts = ", ".join(x for x in (f"{n_err} error{'s' if n_err != 1 else ''}" if n_err else "",
-                                           f"{n_warn} warning{'s' if n_warn != 1 else ''}" if n_warn else "") if x)
+            counts = ", ".join(
+                x
+                for x in (
+                    f"{n_err} error{'s' if n_err != 1 else ''}" if n_err else "",
+                    f"{n_warn} warning{'s' if n_warn != 1 else ''}" if n_warn else "",
+                )
+                if x
+            )
             grp = f"stack [{e['group'] + 1}]" if e["group"] is not None else ""
-            lines.append(f"  {mark.get(v, '?')} {e['name']}: {st(v.upper(), 'ok' if v == 'ok' else v)}"
-                         f"{'  ' + counts if counts else ''}  {st(grp, 'dim')}".rstrip())
+            lines.append(
+                f"  {mark.get(v, '?')} {e['name']}: {st(v.upper(), 'ok' if v == 'ok' else v)}"
+                f"{'  ' + counts if counts else ''}  {st(grp, 'dim')}".rstrip()
+            )
             for f in e["errors"]:
                 lines.append(f"      {mark['error']} {f['title']} [{f['id']}]")
             for f in e["warnings"]:
@@ -339,5 +434,14 @@ def render_text(doc: Mapping[str, Any], stream: Optional[IO[str]] = None) -> str
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["FINGERPRINT_KEYS", "STATUSES", "NodeInput", "at_or_above", "build_fleet", "fingerprint", "render_text",
-           "smoke_outcome", "unhealthy_gpus"]
+__all__ = [
+    "FINGERPRINT_KEYS",
+    "STATUSES",
+    "NodeInput",
+    "at_or_above",
+    "build_fleet",
+    "fingerprint",
+    "render_text",
+    "smoke_outcome",
+    "unhealthy_gpus",
+]

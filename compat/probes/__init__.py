@@ -36,6 +36,7 @@ def _timed(fn: Callable[[], Any], seconds: dict[str, float], name: str) -> Calla
             return fn()
         finally:
             seconds[name] = round(time.monotonic() - t0, 3)
+
     return run
 
 
@@ -49,8 +50,11 @@ def _gpu_probe(nvml_backend: Any, timeout: float, environ: Mapping[str, str]) ->
         out["nvidia_smi"] = {"ok": False, "kind": "skipped", "message": "not needed: NVML answered"}
     else:
         smi_raw = nvidia_smi.probe(timeout, environ)
-        out["nvidia_smi"] = {**nvidia_smi.parse(smi_raw), "status": smi_raw.get("status"),
-                             "fields": smi_raw.get("fields")}
+        out["nvidia_smi"] = {
+            **nvidia_smi.parse(smi_raw),
+            "status": smi_raw.get("status"),
+            "fields": smi_raw.get("fields"),
+        }
     return out
 
 
@@ -86,8 +90,9 @@ def gather_facts(
         "driver": lambda: driver.probe(fs, env),
         "toolkits": lambda: toolkits.probe(fs, env, timeout),
         "cudnn": lambda: cudnn.probe(fs, env),
-        "frameworks": lambda: fwmod.probe(python, env, timeout=ft, frameworks=frameworks, cache=cache,
-                                          meta_timeout=timeout),
+        "frameworks": lambda: fwmod.probe(
+            python, env, timeout=ft, frameworks=frameworks, cache=cache, meta_timeout=timeout
+        ),
         "resources": lambda: resources.probe(fs, env, cwd),
         "health": lambda: health.probe(fs, env, timeout),
         "environment": lambda: environment.probe(fs, env),
@@ -98,9 +103,14 @@ def gather_facts(
     t0 = time.monotonic()
     res = run_bounded({k: _timed(fn, seconds, k) for k, fn in tasks.items()}, deadline)
     probes = assemble_probes(res)
-    probes["meta"] = {"timeout": timeout, "framework_timeout": ft, "seconds": dict(sorted(seconds.items())),
-                      "total_seconds": round(time.monotonic() - t0, 3), "python": python,
-                      "probes": sorted(k for k in probes if k != "meta" and not k.startswith("_"))}
+    probes["meta"] = {
+        "timeout": timeout,
+        "framework_timeout": ft,
+        "seconds": dict(sorted(seconds.items())),
+        "total_seconds": round(time.monotonic() - t0, 3),
+        "python": python,
+        "probes": sorted(k for k in probes if k != "meta" and not k.startswith("_")),
+    }
     facts = facts_from_probes(probes, res)
     return apply_overrides(facts, env)
 
@@ -116,28 +126,49 @@ def assemble_probes(res: Mapping[str, Any]) -> dict[str, Any]:
     probes: dict[str, Any] = {}
     gpu = _status(res.get("gpu"))
     if gpu.get("status") in ("timeout", "error"):
-        probes["nvml"] = {"status": gpu["status"], "kind": "hang" if gpu["status"] == "timeout" else "error",
-                          "message": str(gpu.get("error"))}
+        probes["nvml"] = {
+            "status": gpu["status"],
+            "kind": "hang" if gpu["status"] == "timeout" else "error",
+            "message": str(gpu.get("error")),
+        }
         probes["nvidia_smi"] = {"ok": False, "kind": "skipped", "message": "not reached"}
     else:
         nv = gpu["nvml"]
-        probes["nvml"] = ({"status": "ok", "driver": nv.get("driver"), "driver_cuda": nv.get("driver_cuda"),
-                           "nvml_version": nv.get("nvml_version"), "device_count": len(nv.get("gpus") or [])}
-                          if nv.get("ok") else
-                          {"status": gpu.get("nvml_raw_status") or "error", "kind": nv.get("kind"),
-                           "message": nv.get("message"), "code": nv.get("code")})
+        probes["nvml"] = (
+            {
+                "status": "ok",
+                "driver": nv.get("driver"),
+                "driver_cuda": nv.get("driver_cuda"),
+                "nvml_version": nv.get("nvml_version"),
+                "device_count": len(nv.get("gpus") or []),
+            }
+            if nv.get("ok")
+            else {
+                "status": gpu.get("nvml_raw_status") or "error",
+                "kind": nv.get("kind"),
+                "message": nv.get("message"),
+                "code": nv.get("code"),
+            }
+        )
         probes["nvidia_smi"] = {k: v for k, v in gpu["nvidia_smi"].items() if k != "gpus"}
         probes["_gpus"] = nv.get("gpus") if nv.get("ok") else gpu["nvidia_smi"].get("gpus")
-        probes["_gpu_source"] = "nvml" if nv.get("ok") else ("nvidia-smi" if gpu["nvidia_smi"].get("ok") else None)
+        probes["_gpu_source"] = (
+            "nvml" if nv.get("ok") else ("nvidia-smi" if gpu["nvidia_smi"].get("ok") else None)
+        )
     d = _status(res.get("driver"))
-    probes["driver"] = ({"status": "ok", **driver.analyse(d), "errors": d.get("errors") or {}}
-                        if d.get("status") == "ok" else d)
+    probes["driver"] = (
+        {"status": "ok", **driver.analyse(d), "errors": d.get("errors") or {}}
+        if d.get("status") == "ok"
+        else d
+    )
     t = _status(res.get("toolkits"))
     probes["toolkits"] = {**t, **toolkits.analyse(t)} if t.get("status") == "ok" else t
     fw = _status(res.get("frameworks"))
     probes["frameworks"] = fw
     c = _status(res.get("cudnn"))
-    probes["cudnn"] = ({**c, **cudnn.analyse(c, fw.get("distributions") or {})} if c.get("status") == "ok" else c)
+    probes["cudnn"] = (
+        {**c, **cudnn.analyse(c, fw.get("distributions") or {})} if c.get("status") == "ok" else c
+    )
     for name in ("resources", "health", "environment"):
         probes[name] = _status(res.get(name))
     return probes
@@ -162,7 +193,9 @@ def facts_from_probes(probes: dict[str, Any], res: Mapping[str, Any] | None = No
     elif smi.get("ok") and smi.get("driver"):
         values["driver"] = _fact("driver", smi["driver"], "nvidia-smi", why_no_driver)
     elif drv.get("kernel_version") and not drv.get("tegra"):
-        values["driver"] = _fact("driver", drv["kernel_version"], "/proc/driver/nvidia/version", why_no_driver)
+        values["driver"] = _fact(
+            "driver", drv["kernel_version"], "/proc/driver/nvidia/version", why_no_driver
+        )
     else:
         values["driver"] = missing("nvml", why_no_driver)
     if nv.get("status") == "ok" and nv.get("driver_cuda"):
@@ -172,18 +205,32 @@ def facts_from_probes(probes: dict[str, Any], res: Mapping[str, Any] | None = No
 
     tk = probes.get("toolkits") or {}
     chosen = tk.get("chosen") if tk.get("status") == "ok" else None
-    values["cuda"] = (_fact("cuda", chosen["version"], chosen["source"], "") if chosen else
-                      missing("toolkits", "no CUDA toolkit found (nvcc not on PATH, no CUDA_HOME, no /usr/local/cuda)"
-                              if tk.get("status") == "ok" else f"toolkits probe: {tk.get('error')}"))
+    values["cuda"] = (
+        _fact("cuda", chosen["version"], chosen["source"], "")
+        if chosen
+        else missing(
+            "toolkits",
+            "no CUDA toolkit found (nvcc not on PATH, no CUDA_HOME, no /usr/local/cuda)"
+            if tk.get("status") == "ok"
+            else f"toolkits probe: {tk.get('error')}",
+        )
+    )
     cd = probes.get("cudnn") or {}
     cc = cd.get("chosen") if cd.get("status") == "ok" else None
-    values["cudnn"] = (_fact("cudnn", cc["version"], cc["source"], "") if cc else
-                       missing("cudnn", "no cuDNN found (no cudnn_version.h, no libcudnn.so.X.Y.Z, no nvidia-cudnn-cu*)"))
+    values["cudnn"] = (
+        _fact("cudnn", cc["version"], cc["source"], "")
+        if cc
+        else missing(
+            "cudnn", "no cuDNN found (no cudnn_version.h, no libcudnn.so.X.Y.Z, no nvidia-cudnn-cu*)"
+        )
+    )
 
     fw = probes.get("frameworks") or {}
     target = (probes.get("meta") or {}).get("python")
     if fw.get("python"):
-        values["python"] = _fact("python", fw["python"], f"{target} (--python)" if target else "sys.version", "")
+        values["python"] = _fact(
+            "python", fw["python"], f"{target} (--python)" if target else "sys.version", ""
+        )
     else:
         values["python"] = make_fact("python", host_python(), "sys.version")
     if fw.get("status") == "ok":
@@ -222,12 +269,20 @@ def facts_from_probes(probes: dict[str, Any], res: Mapping[str, Any] | None = No
     return Facts(values=values, gpus=gpus, gpus_source=gsrc, probes=probes)
 
 
-_TORCH_SOURCES = {"torch": "torch.__version__", "torch_cuda": "torch.version.cuda",
-                  "torch_cudnn": "torch.backends.cudnn.version()", "torch_archs": "torch._C._cuda_getArchFlags()",
-                  "torch_build": "torch.version"}
-_TF_SOURCES = {"tensorflow": "tf.__version__", "tf_cuda": "tf.sysconfig.get_build_info()",
-               "tf_cudnn": "tf.sysconfig.get_build_info()", "tf_archs": "tf.sysconfig.get_build_info()",
-               "tf_build": "tf.sysconfig.get_build_info()"}
+_TORCH_SOURCES = {
+    "torch": "torch.__version__",
+    "torch_cuda": "torch.version.cuda",
+    "torch_cudnn": "torch.backends.cudnn.version()",
+    "torch_archs": "torch._C._cuda_getArchFlags()",
+    "torch_build": "torch.version",
+}
+_TF_SOURCES = {
+    "tensorflow": "tf.__version__",
+    "tf_cuda": "tf.sysconfig.get_build_info()",
+    "tf_cudnn": "tf.sysconfig.get_build_info()",
+    "tf_archs": "tf.sysconfig.get_build_info()",
+    "tf_build": "tf.sysconfig.get_build_info()",
+}
 
 
 def _why_no_driver(nv: Mapping[str, Any], smi: Mapping[str, Any], drv: Mapping[str, Any]) -> str:
@@ -249,8 +304,14 @@ def _why_no_driver(nv: Mapping[str, Any], smi: Mapping[str, Any], drv: Mapping[s
     return base
 
 
-def _gpus(gpus_raw: Any, source: str | None, nv: Mapping[str, Any], smi: Mapping[str, Any],
-          drv: Mapping[str, Any], why: str) -> tuple[tuple[Gpu, ...] | None, str]:
+def _gpus(
+    gpus_raw: Any,
+    source: str | None,
+    nv: Mapping[str, Any],
+    smi: Mapping[str, Any],
+    drv: Mapping[str, Any],
+    why: str,
+) -> tuple[tuple[Gpu, ...] | None, str]:
     if gpus_raw is not None and source:
         out = []
         for i, g in enumerate(gpus_raw):
@@ -261,13 +322,21 @@ def _gpus(gpus_raw: Any, source: str | None, nv: Mapping[str, Any], smi: Mapping
                 cc = str(parse_cc(cc)) if cc else None
             except InputError:
                 cc = None
-            out.append(Gpu(name=g.get("name"), cc=cc, source=source,
-                           index=g.get("index") if isinstance(g.get("index"), int) else i, details=g.get("details") or {}))
+            out.append(
+                Gpu(
+                    name=g.get("name"),
+                    cc=cc,
+                    source=source,
+                    index=g.get("index") if isinstance(g.get("index"), int) else i,
+                    details=g.get("details") or {},
+                )
+            )
         return tuple(out), source
     kind = nv.get("kind")
     # Known to have no usable GPU: no driver library at all, or the module is not loaded, and nvidia-smi agrees.
     if kind in ("library-not-found", "driver-not-loaded", "version-mismatch", "binding-missing") and (
-            smi.get("kind") in ("missing", "no-driver", "no-devices", "version-mismatch", "skipped", None)):
+        smi.get("kind") in ("missing", "no-driver", "no-devices", "version-mismatch", "skipped", None)
+    ):
         pci = drv.get("pci_gpus") or []
         if pci:
             return (), f"{len(pci)} NVIDIA GPU(s) on the PCI bus but {why}"

@@ -21,9 +21,27 @@ import traceback
 import warnings
 from typing import Any, Callable, Optional
 
-LIBS = ("libcudart", "libcudnn", "libcublas", "libnccl", "libcuda.so", "libnvidia-ml", "libnvrtc", "libnvJitLink")
-FRAMEWORK_DISTS = ("torch", "tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly", "tensorflow-macos",
-                   "jax", "jaxlib", "intel-tensorflow")
+LIBS = (
+    "libcudart",
+    "libcudnn",
+    "libcublas",
+    "libnccl",
+    "libcuda.so",
+    "libnvidia-ml",
+    "libnvrtc",
+    "libnvJitLink",
+)
+FRAMEWORK_DISTS = (
+    "torch",
+    "tensorflow",
+    "tensorflow-cpu",
+    "tensorflow-gpu",
+    "tf-nightly",
+    "tensorflow-macos",
+    "jax",
+    "jaxlib",
+    "intel-tensorflow",
+)
 
 
 def _norm(name: str) -> str:
@@ -43,7 +61,11 @@ def _norm(name: str) -> str:
 class Out:
     def __init__(self, path: str) -> None:
         self.path = path
-        self.doc: dict[str, Any] = {"stage": "start", "python": platform.python_version(), "executable": sys.executable}
+        self.doc: dict[str, Any] = {
+            "stage": "start",
+            "python": platform.python_version(),
+            "executable": sys.executable,
+        }
 
     def save(self) -> None:
         tmp = self.path + ".tmp"
@@ -114,7 +136,10 @@ def _assignments(path: str) -> dict[str, Any]:
     return out
 
 
-STATIC_FILES = {"torch": ("torch", "version.py"), "tensorflow": ("tensorflow", "python/platform/build_info.py")}
+STATIC_FILES = {
+    "torch": ("torch", "version.py"),
+    "tensorflow": ("tensorflow", "python/platform/build_info.py"),
+}
 
 
 def static_info(mode: str) -> Optional[dict[str, Any]]:
@@ -133,8 +158,11 @@ def static_info(mode: str) -> Optional[dict[str, Any]]:
         keep["version"] = keep.pop("__version__")
     else:
         bi = values.get("build_info")
-        keep = {"build_info": dict((k, v) for k, v in bi.items() if isinstance(v, (str, int, float, bool, list)))
-                if isinstance(bi, dict) else None}
+        keep = {
+            "build_info": dict((k, v) for k, v in bi.items() if isinstance(v, (str, int, float, bool, list)))
+            if isinstance(bi, dict)
+            else None
+        }
     keep["path"] = path
     return keep
 
@@ -166,12 +194,18 @@ def meta(out: Out) -> None:
         name = md.get("Name") if md is not None else None
         if name:
             dists.setdefault(_norm(name), d.version)
-    out.doc["distributions"] = dict((k, v) for k, v in dists.items()
-                                    if k in FRAMEWORK_DISTS or k.startswith("nvidia-"))
+    out.doc["distributions"] = dict(
+        (k, v) for k, v in dists.items() if k in FRAMEWORK_DISTS or k.startswith("nvidia-")
+    )
     out.doc["dists_digest"] = hashlib.sha256(
-        "\n".join("%s==%s" % kv for kv in sorted(dists.items())).encode("utf-8")).hexdigest()
-    out.doc["static"] = dict((m, static_info(m)) for m in ("torch", "tensorflow") if m in dists
-                             or (m == "tensorflow" and any(k.startswith("tensorflow") or k == "tf-nightly" for k in dists)))
+        "\n".join("%s==%s" % kv for kv in sorted(dists.items())).encode("utf-8")
+    ).hexdigest()
+    out.doc["static"] = dict(
+        (m, static_info(m))
+        for m in ("torch", "tensorflow")
+        if m in dists
+        or (m == "tensorflow" and any(k.startswith("tensorflow") or k == "tf-nightly" for k in dists))
+    )
     out.doc["stamps"] = dict((m, package_stamp(m)) for m in ("torch", "tensorflow", "jax"))
     reqs: dict[str, list[str]] = {}
     for name in FRAMEWORK_DISTS:
@@ -198,6 +232,7 @@ def _dotted(v: Any) -> str:
 def probe_torch(out: Out) -> None:
     t0 = time.time()
     import torch
+
     out.doc["import_seconds"] = round(time.time() - t0, 3)
     out.doc["version"] = str(torch.__version__)
     out.doc["file"] = getattr(torch, "__file__", None)
@@ -207,9 +242,15 @@ def probe_torch(out: Out) -> None:
     out.doc["git"] = getattr(v, "git_version", None)
     out.doc["debug"] = getattr(v, "debug", None)
     # The compiled architectures, read without needing a GPU (get_arch_list() is empty without one).
-    _catch(out, "arch_flags", lambda: torch._C._cuda_getArchFlags() if hasattr(torch._C, "_cuda_getArchFlags") else None)
+    _catch(
+        out,
+        "arch_flags",
+        lambda: torch._C._cuda_getArchFlags() if hasattr(torch._C, "_cuda_getArchFlags") else None,
+    )
     out.stage("cudnn")
-    _catch(out, "cudnn", lambda: torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None)  # type: ignore[no-untyped-call]
+    _catch(
+        out, "cudnn", lambda: torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+    )  # type: ignore[no-untyped-call]
     out.stage("cuda-init")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -234,13 +275,16 @@ def probe_torch(out: Out) -> None:
 def probe_tensorflow(out: Out) -> None:
     t0 = time.time()
     import tensorflow as tf
+
     out.doc["import_seconds"] = round(time.time() - t0, 3)
     out.doc["version"] = str(getattr(tf, "__version__", None) or tf.version.VERSION)
     out.doc["file"] = getattr(tf, "__file__", None)
 
     def build_info() -> dict[str, Any]:
         info = dict(tf.sysconfig.get_build_info())
-        return dict((k, v) for k, v in info.items() if isinstance(v, (str, int, float, bool, list, type(None))))
+        return dict(
+            (k, v) for k, v in info.items() if isinstance(v, (str, int, float, bool, list, type(None)))
+        )
 
     _catch(out, "build_info", build_info)
     out.stage("devices")
@@ -250,6 +294,7 @@ def probe_tensorflow(out: Out) -> None:
 def probe_jax(out: Out) -> None:
     t0 = time.time()
     import jax  # type: ignore[import-not-found]
+
     out.doc["import_seconds"] = round(time.time() - t0, 3)
     out.doc["version"] = str(jax.__version__)
     try:

@@ -62,8 +62,13 @@ class CmdResult:
         return f"{name} succeeded"
 
     def to_json(self) -> dict[str, Any]:
-        return {"argv": list(self.argv), "status": self.status, "returncode": self.returncode,
-                "error": self.error, "output": tail(self.output)}
+        return {
+            "argv": list(self.argv),
+            "status": self.status,
+            "returncode": self.returncode,
+            "error": self.error,
+            "output": tail(self.output),
+        }
 
 
 def signal_name(returncode: int | None) -> str:
@@ -157,8 +162,9 @@ class _Capture:
         return data.decode("utf-8", errors="replace")
 
 
-def run_command(argv: Sequence[str], timeout: float, *, environ: Mapping[str, str] | None = None,
-                cwd: str | None = None) -> CmdResult:
+def run_command(
+    argv: Sequence[str], timeout: float, *, environ: Mapping[str, str] | None = None, cwd: str | None = None
+) -> CmdResult:
     """Run argv (never through a shell) with stdin closed and a hard timeout.
 
     The command gets its own session so that, on timeout, its whole process group is killed: a wrapper script
@@ -175,8 +181,13 @@ def run_command(argv: Sequence[str], timeout: float, *, environ: Mapping[str, st
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
-            (exe, *args[1:]), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=env, cwd=cwd, start_new_session=True,
+            (exe, *args[1:]),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
         )
     except FileNotFoundError:
         return CmdResult(args, "not-found", None, "", "", f"{exe} does not exist")
@@ -340,10 +351,13 @@ def run_bounded(tasks: Mapping[str, ProbeFn], deadline_s: float) -> dict[str, An
                 value = {"status": "error", "error": f"probe failed: {type(exc).__name__}: {exc}"}
             with lock:
                 results[name] = value
+
         return body
 
-    threads = {name: threading.Thread(target=wrap(name, fn), name=f"compat-probe-{name}", daemon=True)
-               for name, fn in tasks.items()}
+    threads = {
+        name: threading.Thread(target=wrap(name, fn), name=f"compat-probe-{name}", daemon=True)
+        for name, fn in tasks.items()
+    }
     start = time.monotonic()
     for t in threads.values():
         t.start()
@@ -352,8 +366,9 @@ def run_bounded(tasks: Mapping[str, ProbeFn], deadline_s: float) -> dict[str, An
     out: dict[str, Any] = {}
     with lock:
         for name in tasks:
-            out[name] = results.get(name, {"status": "timeout",
-                                           "error": f"probe did not finish within {deadline_s:.0f} s"})
+            out[name] = results.get(
+                name, {"status": "timeout", "error": f"probe did not finish within {deadline_s:.0f} s"}
+            )
     return out
 
 

@@ -11,8 +11,12 @@ from typing import Any
 from compat.probes._util import HostFS, read
 from compat.probes.toolkits import soname
 
-INCLUDE_DIRS = ("/usr/include", "/usr/include/x86_64-linux-gnu", "/usr/include/aarch64-linux-gnu",
-                "/usr/local/cuda/include")
+INCLUDE_DIRS = (
+    "/usr/include",
+    "/usr/include/x86_64-linux-gnu",
+    "/usr/include/aarch64-linux-gnu",
+    "/usr/local/cuda/include",
+)
 LIB_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/local/cuda/lib64")
 # cuDNN <= 7 kept the version in cudnn.h; 8 moved it to cudnn_version.h; 9.10 adds cudnn_version_v9.h.
 HEADERS = ("cudnn_version.h", "cudnn_version_v*.h", "cudnn.h")
@@ -94,5 +98,10 @@ def analyse(raw: Mapping[str, Any], dists: Mapping[str, str]) -> dict[str, Any]:
     system = sorted({h["version"] for h in headers} | {lib["version"] for lib in libs})
     # Versions that differ beyond the patch level count as different copies.
     majors_minors = sorted({".".join(v.split(".")[:2]) for v in system})
-    return {"chosen": chosen, "system_versions": system, "distinct": majors_minors, "pip": pip,
-            "library_dirs": sorted({os.path.dirname(lib["real_path"]) for lib in libs})}
+    return {
+        "chosen": chosen,
+        "system_versions": system,
+        "distinct": majors_minors,
+        "pip": pip,
+        "library_dirs": sorted({os.path.dirname(lib["real_path"]) for lib in libs}),
+    }

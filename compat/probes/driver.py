@@ -15,8 +15,15 @@ NVIDIA_PCI_VENDOR = "0x10de"
 GPU_CLASSES = ("0x0300", "0x0302")
 
 LIB_DIRS = (
-    "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
-    "/lib/x86_64-linux-gnu", "/lib64", "/usr/local/nvidia/lib64", "/usr/local/nvidia/lib", "/usr/lib/wsl/lib",
+    "/usr/lib/x86_64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/usr/lib64",
+    "/usr/lib",
+    "/lib/x86_64-linux-gnu",
+    "/lib64",
+    "/usr/local/nvidia/lib64",
+    "/usr/local/nvidia/lib",
+    "/usr/lib/wsl/lib",
 )
 
 _PROC_RE = re.compile(
@@ -113,8 +120,14 @@ def probe(fs: HostFS, environ: Mapping[str, str]) -> dict[str, Any]:
             drv = os.path.basename(fs.readlink(base + "/driver"))
         except OSError:
             drv = None
-        pci.append({"address": d, "device": (read(fs, base + "/device", 64).text or "").strip() or None,
-                    "class": cls, "driver": drv})
+        pci.append(
+            {
+                "address": d,
+                "device": (read(fs, base + "/device", 64).text or "").strip() or None,
+                "class": cls,
+                "driver": drv,
+            }
+        )
     out["pci_gpus"] = pci
     libs = []
     for d in _dirs(environ):

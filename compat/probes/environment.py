@@ -10,12 +10,32 @@ from typing import Any
 from compat.probes._util import HostFS, read
 
 VARS = (
-    "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_LAUNCH_BLOCKING", "CUDA_MODULE_LOADING", "CUDA_HOME",
-    "CUDA_PATH", "CUDA_CACHE_DISABLE", "CUBLAS_WORKSPACE_CONFIG", "LD_LIBRARY_PATH", "LD_PRELOAD",
-    "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF", "PYTORCH_NVML_BASED_CUDA_CHECK", "PYTORCH_NO_CUDA_MEMORY_CACHING",
-    "TORCH_CUDA_ARCH_LIST", "TF_FORCE_GPU_ALLOW_GROWTH", "TF_GPU_ALLOCATOR", "TF_CPP_MIN_LOG_LEVEL",
-    "XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_ALLOCATOR", "XLA_FLAGS",
-    "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_REQUIRE_CUDA", "OMP_NUM_THREADS",
+    "CUDA_VISIBLE_DEVICES",
+    "CUDA_DEVICE_ORDER",
+    "CUDA_LAUNCH_BLOCKING",
+    "CUDA_MODULE_LOADING",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "CUDA_CACHE_DISABLE",
+    "CUBLAS_WORKSPACE_CONFIG",
+    "LD_LIBRARY_PATH",
+    "LD_PRELOAD",
+    "PYTORCH_CUDA_ALLOC_CONF",
+    "PYTORCH_ALLOC_CONF",
+    "PYTORCH_NVML_BASED_CUDA_CHECK",
+    "PYTORCH_NO_CUDA_MEMORY_CACHING",
+    "TORCH_CUDA_ARCH_LIST",
+    "TF_FORCE_GPU_ALLOW_GROWTH",
+    "TF_GPU_ALLOCATOR",
+    "TF_CPP_MIN_LOG_LEVEL",
+    "XLA_PYTHON_CLIENT_PREALLOCATE",
+    "XLA_PYTHON_CLIENT_MEM_FRACTION",
+    "XLA_PYTHON_CLIENT_ALLOCATOR",
+    "XLA_FLAGS",
+    "NVIDIA_VISIBLE_DEVICES",
+    "NVIDIA_DRIVER_CAPABILITIES",
+    "NVIDIA_REQUIRE_CUDA",
+    "OMP_NUM_THREADS",
 )
 PREFIXES = ("NCCL_",)
 _CGROUP_MARKERS = ("docker", "kubepods", "containerd", "libpod", "lxc", "crio")
@@ -41,7 +61,11 @@ def visible_devices(value: str | None, count: int | None, uuids: list[str] | Non
         if e.isdigit():
             ok = count is None or int(e) < count
         elif _UUID_RE.match(e):
-            ok = uuids is None or e.upper().startswith("MIG") or any(u.lower().startswith(e.lower()) for u in uuids)
+            ok = (
+                uuids is None
+                or e.upper().startswith("MIG")
+                or any(u.lower().startswith(e.lower()) for u in uuids)
+            )
         else:
             ok = False
         if not ok:
@@ -68,8 +92,11 @@ def detect_container(fs: HostFS, environ: Mapping[str, str]) -> dict[str, Any]:
             if m in (cg.text or ""):
                 signs.append(f"/proc/1/cgroup mentions {m}")
                 break
-    return {"in_container": bool(signs), "signs": signs,
-            "nvidia_visible_devices": environ.get("NVIDIA_VISIBLE_DEVICES")}
+    return {
+        "in_container": bool(signs),
+        "signs": signs,
+        "nvidia_visible_devices": environ.get("NVIDIA_VISIBLE_DEVICES"),
+    }
 
 
 def detect_wsl(fs: HostFS, environ: Mapping[str, str]) -> dict[str, Any]:
@@ -79,11 +106,17 @@ def detect_wsl(fs: HostFS, environ: Mapping[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {"wsl": wsl}
     if wsl:
         # WSL's GPU driver lives on the Windows side; its libcuda.so is mounted at /usr/lib/wsl/lib.
-        out["wsl_lib"] = fs.exists("/usr/lib/wsl/lib/libcuda.so") or fs.exists("/usr/lib/wsl/lib/libcuda.so.1")
+        out["wsl_lib"] = fs.exists("/usr/lib/wsl/lib/libcuda.so") or fs.exists(
+            "/usr/lib/wsl/lib/libcuda.so.1"
+        )
         out["dxg"] = fs.exists("/dev/dxg")
     return out
 
 
 def probe(fs: HostFS, environ: Mapping[str, str]) -> dict[str, Any]:
-    return {"status": "ok", "vars": relevant_vars(environ), "container": detect_container(fs, environ),
-            **detect_wsl(fs, environ)}
+    return {
+        "status": "ok",
+        "vars": relevant_vars(environ),
+        "container": detect_container(fs, environ),
+        **detect_wsl(fs, environ),
+    }

@@ -18,8 +18,12 @@ CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_framework_chi
 # Installed distribution -> the child mode that imports it.
 MODES = {
     "torch": "torch",
-    "tensorflow": "tensorflow", "tensorflow-cpu": "tensorflow", "tensorflow-gpu": "tensorflow",
-    "tf-nightly": "tensorflow", "tensorflow-macos": "tensorflow", "intel-tensorflow": "tensorflow",
+    "tensorflow": "tensorflow",
+    "tensorflow-cpu": "tensorflow",
+    "tensorflow-gpu": "tensorflow",
+    "tf-nightly": "tensorflow",
+    "tensorflow-macos": "tensorflow",
+    "intel-tensorflow": "tensorflow",
     "jax": "jax",
 }
 FRAMEWORK_DISTS = (*MODES, "jaxlib")
@@ -73,9 +77,18 @@ def pin_conflicts(dists: Mapping[str, str], requires: Mapping[str, list[str]]) -
             except InvalidVersion:
                 continue
             if not ok:
-                out.append({"framework": fw, "framework_version": dists.get(fw), "dist": name,
-                            "requires": str(req.specifier), "installed": dists[name],
-                            "extra": "and-cuda" if req.marker is not None and "extra" in str(req.marker) else None})
+                out.append(
+                    {
+                        "framework": fw,
+                        "framework_version": dists.get(fw),
+                        "dist": name,
+                        "requires": str(req.specifier),
+                        "installed": dists[name],
+                        "extra": "and-cuda"
+                        if req.marker is not None and "extra" in str(req.marker)
+                        else None,
+                    }
+                )
     return out
 
 
@@ -91,7 +104,9 @@ def framework_modes(dists: Mapping[str, str]) -> dict[str, str]:
 # ------------------------------------------------------------------ the child interpreter
 
 
-def run_child(python: str, mode: str, timeout: float, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+def run_child(
+    python: str, mode: str, timeout: float, environ: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """Run the child script once; its (maybe partial) JSON, and how the process ended."""
     with tempfile.TemporaryDirectory(prefix="compat-probe-") as d:
         path = os.path.join(d, "out.json")
@@ -118,10 +133,18 @@ def run_child(python: str, mode: str, timeout: float, environ: Mapping[str, str]
         status = "import-error"
     else:
         status = "failed"
-    return {"status": status, "mode": mode, "returncode": res.returncode,
-            "signal": signal_name(res.returncode) if res.status == "crashed" else None,
-            "seconds": round(res.seconds, 2), "describe": res.describe(), "output": tail(res.output, 3000),
-            "result": doc, "bad_json": bad_json, "timeout": timeout}
+    return {
+        "status": status,
+        "mode": mode,
+        "returncode": res.returncode,
+        "signal": signal_name(res.returncode) if res.status == "crashed" else None,
+        "seconds": round(res.seconds, 2),
+        "describe": res.describe(),
+        "output": tail(res.output, 3000),
+        "result": doc,
+        "bad_json": bad_json,
+        "timeout": timeout,
+    }
 
 
 def describe_child(child: Mapping[str, Any]) -> str:
@@ -149,8 +172,21 @@ def describe_child(child: Mapping[str, Any]) -> str:
 CACHE_FORMAT = 1
 CACHE_TTL = 6 * 3600.0
 """A successful import is re-used for at most this long, and only while nothing it depends on changed."""
-_KEY_ENV_PREFIXES = ("CUDA_", "NVIDIA_", "PYTORCH_", "TORCH_", "TF_", "XLA_", "JAX_", "NCCL_", "LD_", "PYTHON",
-                     "OMP_", "MKL_", "COMPAT_OVERRIDE_")
+_KEY_ENV_PREFIXES = (
+    "CUDA_",
+    "NVIDIA_",
+    "PYTORCH_",
+    "TORCH_",
+    "TF_",
+    "XLA_",
+    "JAX_",
+    "NCCL_",
+    "LD_",
+    "PYTHON",
+    "OMP_",
+    "MKL_",
+    "COMPAT_OVERRIDE_",
+)
 
 
 def cache_dir(environ: Mapping[str, str]) -> str:
@@ -188,11 +224,16 @@ def cache_key(exe: str, mode: str, meta: Mapping[str, Any], environ: Mapping[str
     except OSError:
         child_digest = None
     parts = {
-        "format": CACHE_FORMAT, "child": child_digest, "mode": mode,
-        "exe": _stat(os.path.realpath(exe)), "python": meta.get("python"),
-        "dists": meta.get("dists_digest"), "stamp": (meta.get("stamps") or {}).get(mode),
+        "format": CACHE_FORMAT,
+        "child": child_digest,
+        "mode": mode,
+        "exe": _stat(os.path.realpath(exe)),
+        "python": meta.get("python"),
+        "dists": meta.get("dists_digest"),
+        "stamp": (meta.get("stamps") or {}).get(mode),
         "env": {k: v for k, v in sorted(environ.items()) if k.startswith(_KEY_ENV_PREFIXES)},
-        "boot": _small("/proc/sys/kernel/random/boot_id"), "driver": _small("/proc/driver/nvidia/version"),
+        "boot": _small("/proc/sys/kernel/random/boot_id"),
+        "driver": _small("/proc/driver/nvidia/version"),
         "dev": sorted(glob.glob("/dev/nvidia*")),
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
@@ -208,7 +249,11 @@ def load_cached(environ: Mapping[str, str], key: str, now: float) -> dict[str, A
             doc = json.load(f)
     except (OSError, ValueError, RecursionError):  # a corrupt cache is ignored
         return None
-    if not isinstance(doc, dict) or doc.get("format") != CACHE_FORMAT or not isinstance(doc.get("child"), dict):
+    if (
+        not isinstance(doc, dict)
+        or doc.get("format") != CACHE_FORMAT
+        or not isinstance(doc.get("child"), dict)
+    ):
         return None
     if doc["child"].get("status") != "ok" or not isinstance(doc["child"].get("result"), dict):
         return None  # only successful imports are stored: anything else is not ours
@@ -237,8 +282,15 @@ def store_cached(environ: Mapping[str, str], key: str, child: Mapping[str, Any],
 # ------------------------------------------------------------------ the probe
 
 
-def probe(python: str | None = None, environ: Mapping[str, str] | None = None, *, timeout: float = 20.0,
-          frameworks: bool = True, cache: bool = True, meta_timeout: float | None = None) -> dict[str, Any]:
+def probe(
+    python: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    timeout: float = 20.0,
+    frameworks: bool = True,
+    cache: bool = True,
+    meta_timeout: float | None = None,
+) -> dict[str, Any]:
     """Installed distributions (in-process, or via the child for another interpreter) and one child per framework.
 
     A child that imported its framework successfully is cached (see cache_key); failures are never cached, so a
@@ -255,16 +307,26 @@ def probe(python: str | None = None, environ: Mapping[str, str] | None = None, *
         child = run_child(python, "meta", timeout if meta_timeout is None else meta_timeout, env)
         doc = child.get("result") or {}
         if child["status"] != "ok":
-            return {"status": "error", "python_executable": python, "meta": child,
-                    "error": f"the interpreter {python} {describe_child(child)}"}
+            return {
+                "status": "error",
+                "python_executable": python,
+                "meta": child,
+                "error": f"the interpreter {python} {describe_child(child)}",
+            }
         meta = {"status": "ok", **doc}
         meta.setdefault("executable", python)
         exe = python
     dists = dict(meta.get("distributions") or {})
     reqs = dict(meta.get("requires") or {})
-    out: dict[str, Any] = {"status": "ok", "python": meta.get("python"), "executable": meta.get("executable"),
-                           "distributions": dists, "requires": reqs, "conflicts": pin_conflicts(dists, reqs),
-                           "static": meta.get("static") or {}}
+    out: dict[str, Any] = {
+        "status": "ok",
+        "python": meta.get("python"),
+        "executable": meta.get("executable"),
+        "distributions": dists,
+        "requires": reqs,
+        "conflicts": pin_conflicts(dists, reqs),
+        "static": meta.get("static") or {},
+    }
     modes = framework_modes(dists)
     if not frameworks:
         out["children"] = {m: {"status": "skipped", "mode": m} for m in modes}
@@ -278,7 +340,7 @@ def probe(python: str | None = None, environ: Mapping[str, str] | None = None, *
         if hit is not None:
             children[m] = hit
         else:
-            tasks[m] = (lambda m=m: run_child(exe, m, timeout, env))
+            tasks[m] = lambda m=m: run_child(exe, m, timeout, env)
     if tasks:
         fresh = run_bounded(tasks, timeout + 5.0)
         for m, child in fresh.items():
@@ -320,8 +382,13 @@ def torch_facts(doc: Mapping[str, Any]) -> dict[str, str | None]:
     archs = " ".join(a for a in str(flags).split() if a.startswith(("sm_", "compute_"))) if flags else None
     if not archs and doc.get("arch_list"):
         archs = " ".join(doc["arch_list"])
-    return {"torch": doc.get("version"), "torch_cuda": str(cuda) if cuda else None,
-            "torch_cudnn": decode_cudnn(doc.get("cudnn")), "torch_archs": archs or None, "torch_build": build}
+    return {
+        "torch": doc.get("version"),
+        "torch_cuda": str(cuda) if cuda else None,
+        "torch_cudnn": decode_cudnn(doc.get("cudnn")),
+        "torch_archs": archs or None,
+        "torch_build": build,
+    }
 
 
 def tf_facts(doc: Mapping[str, Any]) -> dict[str, str | None]:
@@ -335,6 +402,15 @@ def tf_facts(doc: Mapping[str, Any]) -> dict[str, str | None]:
     else:
         build = None
     ccs = bi.get("cuda_compute_capabilities")
-    archs = " ".join(str(c) for c in ccs if str(c).startswith(("sm_", "compute_"))) if isinstance(ccs, list) else None
-    return {"tensorflow": doc.get("version"), "tf_cuda": _tf_version_field(bi.get("cuda_version")),
-            "tf_cudnn": _tf_version_field(bi.get("cudnn_version")), "tf_archs": archs or None, "tf_build": build}
+    archs = (
+        " ".join(str(c) for c in ccs if str(c).startswith(("sm_", "compute_")))
+        if isinstance(ccs, list)
+        else None
+    )
+    return {
+        "tensorflow": doc.get("version"),
+        "tf_cuda": _tf_version_field(bi.get("cuda_version")),
+        "tf_cudnn": _tf_version_field(bi.get("cudnn_version")),
+        "tf_archs": archs or None,
+        "tf_build": build,
+    }

@@ -19,14 +19,20 @@ MAX_EVENTS = 50
 
 # "NVRM: Xid (PCI:0000:2b:00): 79, pid=..., name=..., GPU has fallen off the bus."
 # Older drivers omit "PCI:" ("NVRM: Xid (0000:01:00): 3, C 00000005 ...").
-_XID_RE = re.compile(r"NVRM: Xid \((?:PCI:)?(?P<pci>[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.\d)?)\): "
-                     r"(?P<code>\d+),\s*(?P<rest>.*)$")
+_XID_RE = re.compile(
+    r"NVRM: Xid \((?:PCI:)?(?P<pci>[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.\d)?)\): "
+    r"(?P<code>\d+),\s*(?P<rest>.*)$"
+)
 _PID_RE = re.compile(r"pid=(?P<pid>'?<unknown>'?|\d+|'N/A'), name=(?P<name>[^,]*),\s*")
 # "Out of memory: Killed process 25315 (python3) total-vm:..." (kernel >= 5.0), "Out of memory: Kill process
 # 1234 (python) score 900 or sacrifice child" (older) and "Memory cgroup out of memory: Killed process ...".
-_OOM_RE = re.compile(r"(?P<kind>Memory cgroup out of memory|Out of memory): Kill(?:ed)? process (?P<pid>\d+) "
-                     r"\((?P<name>[^)]*)\)(?:.*?anon-rss:(?P<rss>[\d,]+)kB)?")
-_API_MISMATCH_RE = re.compile(r"NVRM: API mismatch: the client has the version (?P<client>\d+(?:\.\d+)*), but")
+_OOM_RE = re.compile(
+    r"(?P<kind>Memory cgroup out of memory|Out of memory): Kill(?:ed)? process (?P<pid>\d+) "
+    r"\((?P<name>[^)]*)\)(?:.*?anon-rss:(?P<rss>[\d,]+)kB)?"
+)
+_API_MISMATCH_RE = re.compile(
+    r"NVRM: API mismatch: the client has the version (?P<client>\d+(?:\.\d+)*), but"
+)
 _MODULE_VERSION_RE = re.compile(r"this kernel module has the version (?P<kernel>\d+(?:\.\d+)*)")
 _NOTES = (
     ("The NVIDIA probe routine was not called", "probe-not-called"),
@@ -43,7 +49,7 @@ def strip_prefix(line: str) -> tuple[str | None, str]:
     """("[ 269.516977]" or "[Fri Aug 30 11:43:09 2024]" timestamp, the message); syslog prefixes are kept."""
     m = _TS_RE.match(line)
     if m:
-        return m.group("ts").strip(), line[m.end():]
+        return m.group("ts").strip(), line[m.end() :]
     return None, line
 
 
@@ -78,21 +84,40 @@ def parse_log(text: str) -> dict[str, Any]:
                 name = pm.group("name").strip() or None
                 if name in ("<unknown>", "'<unknown>'"):
                     name = None
-                rest = rest[pm.end():]
-            xids.append({"time": ts, "pci": m.group("pci").lower(), "code": int(m.group("code")), "pid": pid,
-                         "process": name, "message": rest.strip()[:300]})
+                rest = rest[pm.end() :]
+            xids.append(
+                {
+                    "time": ts,
+                    "pci": m.group("pci").lower(),
+                    "code": int(m.group("code")),
+                    "pid": pid,
+                    "process": name,
+                    "message": rest.strip()[:300],
+                }
+            )
             continue
         m = _OOM_RE.search(line)
         if m:
             rss = m.group("rss")
-            ooms.append({"time": ts, "pid": int(m.group("pid")), "process": m.group("name"),
-                         "cgroup": m.group("kind").startswith("Memory cgroup"),
-                         "anon_rss": int(rss.replace(",", "")) * 1024 if rss else None})
+            ooms.append(
+                {
+                    "time": ts,
+                    "pid": int(m.group("pid")),
+                    "process": m.group("name"),
+                    "cgroup": m.group("kind").startswith("Memory cgroup"),
+                    "anon_rss": int(rss.replace(",", "")) * 1024 if rss else None,
+                }
+            )
             continue
         m = _API_MISMATCH_RE.search(line)
         if m:
-            pending_mismatch = {"time": ts, "kind": "api-mismatch", "client": m.group("client"), "kernel": None,
-                                "message": line.strip()[:300]}
+            pending_mismatch = {
+                "time": ts,
+                "kind": "api-mismatch",
+                "client": m.group("client"),
+                "kernel": None,
+                "message": line.strip()[:300],
+            }
             notes.append(pending_mismatch)
             km = _MODULE_VERSION_RE.search(line)
             if km:
@@ -110,8 +135,13 @@ def parse_log(text: str) -> dict[str, Any]:
                 if not any(n["kind"] == kind for n in notes):
                     notes.append({"time": ts, "kind": kind, "message": line.strip()[:300]})
                 break
-    return {"xid": xids[-MAX_EVENTS:], "oom": ooms[-MAX_EVENTS:], "notes": notes[-MAX_EVENTS:],
-            "xid_total": len(xids), "oom_total": len(ooms)}
+    return {
+        "xid": xids[-MAX_EVENTS:],
+        "oom": ooms[-MAX_EVENTS:],
+        "notes": notes[-MAX_EVENTS:],
+        "xid_total": len(xids),
+        "oom_total": len(ooms),
+    }
 
 
 def read_kmsg(fs: HostFS, max_records: int = 200_000) -> tuple[str | None, str | None]:
@@ -119,7 +149,9 @@ def read_kmsg(fs: HostFS, max_records: int = 200_000) -> tuple[str | None, str |
     try:
         fd = fs.open_kmsg()
     except OSError as exc:
-        return None, "permission denied" if exc.errno in (errno.EACCES, errno.EPERM) else (exc.strerror or str(exc))
+        return None, "permission denied" if exc.errno in (errno.EACCES, errno.EPERM) else (
+            exc.strerror or str(exc)
+        )
     lines: list[str] = []
     try:
         for _ in range(max_records):
@@ -159,13 +191,19 @@ def probe(fs: HostFS, environ: Mapping[str, str], timeout: float = 5.0) -> dict[
     if text is not None and text.strip():
         return {"status": "ok", "source": "/dev/kmsg", "tried": tried, **parse_log(text)}
     tried.append({"source": "/dev/kmsg", "error": err or "empty"})
-    res = run_command(["journalctl", "-k", "-q", "--no-pager", "-o", "short-monotonic", "-n", "20000"], timeout,
-                      environ=environ)
+    res = run_command(
+        ["journalctl", "-k", "-q", "--no-pager", "-o", "short-monotonic", "-n", "20000"],
+        timeout,
+        environ=environ,
+    )
     if res.ok and res.stdout.strip():
         return {"status": "ok", "source": "journalctl -k", "tried": tried, **parse_log(res.stdout)}
     tried.append({"source": "journalctl -k", "error": res.describe() if not res.ok else "empty"})
-    return {"status": "unavailable", "tried": tried,
-            "error": "; ".join(f"{t['source']}: {t['error']}" for t in tried)}
+    return {
+        "status": "unavailable",
+        "tried": tried,
+        "error": "; ".join(f"{t['source']}: {t['error']}" for t in tried),
+    }
 
 
 # ------------------------------------------------------------------ matrix/xid.yaml
@@ -215,4 +253,6 @@ def xid_table(doc: Any) -> dict[int, Mapping[str, Any]]:
     """code -> row, from a validated matrix/xid.yaml document (empty when absent or malformed)."""
     if not isinstance(doc, dict) or not isinstance(doc.get("xids"), list):
         return {}
-    return {row["code"]: row for row in doc["xids"] if isinstance(row, dict) and isinstance(row.get("code"), int)}
+    return {
+        row["code"]: row for row in doc["xids"] if isinstance(row, dict) and isinstance(row.get("code"), int)
+    }

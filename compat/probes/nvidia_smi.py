@@ -15,11 +15,32 @@ from typing import Any
 
 from compat.probes._util import CmdResult, run_command, tail
 
-FIELDS = ("index", "name", "uuid", "driver_version", "memory.total", "memory.used", "memory.free",
-          "compute_cap", "persistence_mode", "temperature.gpu", "power.draw", "power.limit", "pci.bus_id")
+FIELDS = (
+    "index",
+    "name",
+    "uuid",
+    "driver_version",
+    "memory.total",
+    "memory.used",
+    "memory.free",
+    "compute_cap",
+    "persistence_mode",
+    "temperature.gpu",
+    "power.draw",
+    "power.limit",
+    "pci.bus_id",
+)
 
-_NA = {"", "n/a", "[n/a]", "[not supported]", "not supported", "[unknown error]", "[insufficient permissions]",
-       "[gpu is lost]"}
+_NA = {
+    "",
+    "n/a",
+    "[n/a]",
+    "[not supported]",
+    "not supported",
+    "[unknown error]",
+    "[insufficient permissions]",
+    "[gpu is lost]",
+}
 _LIB_VERSION_RE = re.compile(r"NVML library version:\s*([0-9.]+)")
 _BAD_FIELD_RE = re.compile(r'Field "([^"]+)" is not a valid field to query')
 
@@ -49,7 +70,7 @@ _NUM_RE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)")
 
 
 def _float(text: str | None) -> float | None:
-    """"176.98" or, without nounits, "81559 MiB" / "17.05 W"; None for what is no finite number."""
+    """ "176.98" or, without nounits, "81559 MiB" / "17.05 W"; None for what is no finite number."""
     m = _NUM_RE.match(text or "")
     if m is None:
         return None
@@ -102,24 +123,26 @@ def to_gpus(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
         cc = r.get("compute_cap")
         pm = (r.get("persistence_mode") or "").lower()
-        out.append({
-            "index": _int(r.get("index")),
-            "name": r.get("name"),
-            "cc": cc if cc and re.match(r"^\d+\.\d$", cc) else None,
-            "details": {
-                "uuid": r.get("uuid"),
-                "pci_bus_id": r.get("pci.bus_id"),
-                "memory_total": mem("memory.total"),
-                "memory_used": mem("memory.used"),
-                "memory_free": mem("memory.free"),
-                "persistence_mode": {"enabled": True, "disabled": False}.get(pm),
-                "health": {
-                    "temperature": _int(r.get("temperature.gpu")),
-                    "power_usage_w": _float(r.get("power.draw")),
-                    "power_limit_w": _float(r.get("power.limit")),
+        out.append(
+            {
+                "index": _int(r.get("index")),
+                "name": r.get("name"),
+                "cc": cc if cc and re.match(r"^\d+\.\d$", cc) else None,
+                "details": {
+                    "uuid": r.get("uuid"),
+                    "pci_bus_id": r.get("pci.bus_id"),
+                    "memory_total": mem("memory.total"),
+                    "memory_used": mem("memory.used"),
+                    "memory_free": mem("memory.free"),
+                    "persistence_mode": {"enabled": True, "disabled": False}.get(pm),
+                    "health": {
+                        "temperature": _int(r.get("temperature.gpu")),
+                        "power_usage_w": _float(r.get("power.draw")),
+                        "power_limit_w": _float(r.get("power.limit")),
+                    },
                 },
-            },
-        })
+            }
+        )
     return out
 
 
@@ -128,18 +151,28 @@ def parse(result: Mapping[str, Any]) -> dict[str, Any]:
     status = result.get("status")
     text = str(result.get("output") or "")
     if status in ("not-found", "timeout", "crashed", "error"):
-        return {"ok": False, "kind": {"not-found": "missing", "timeout": "hang"}.get(str(status), str(status)),
-                "message": str(result.get("describe"))}
+        return {
+            "ok": False,
+            "kind": {"not-found": "missing", "timeout": "hang"}.get(str(status), str(status)),
+            "message": str(result.get("describe")),
+        }
     kind = classify_failure(text)
     if kind is not None:
         m = _LIB_VERSION_RE.search(text)
-        return {"ok": False, "kind": kind, "message": text.strip().splitlines()[0] if text.strip() else kind,
-                "library_version": m.group(1) if m else None}
+        return {
+            "ok": False,
+            "kind": kind,
+            "message": text.strip().splitlines()[0] if text.strip() else kind,
+            "library_version": m.group(1) if m else None,
+        }
     fields = tuple(result.get("fields") or FIELDS)
     rows = parse_csv(str(result.get("stdout") or ""), fields) if status == "ok" else None
     if rows is None:
-        return {"ok": False, "kind": "garbage" if status == "ok" else "failed",
-                "message": f"unexpected output from nvidia-smi: {tail(text, 200)!r}"}
+        return {
+            "ok": False,
+            "kind": "garbage" if status == "ok" else "failed",
+            "message": f"unexpected output from nvidia-smi: {tail(text, 200)!r}",
+        }
     gpus = to_gpus(rows)
     drivers = sorted({r["driver_version"] for r in rows if r.get("driver_version")})
     return {"ok": True, "driver": drivers[0] if drivers else None, "gpus": gpus}
@@ -155,5 +188,11 @@ def probe(timeout: float = 5.0, environ: Mapping[str, str] | None = None) -> dic
             break
         fields = tuple(f for f in fields if f != m.group(1))
         res = run_command(query_argv(fields), timeout, environ=environ)
-    return {"status": res.status, "returncode": res.returncode, "fields": list(fields), "stdout": res.stdout[:65536],
-            "output": tail(res.output), "describe": res.describe()}
+    return {
+        "status": res.status,
+        "returncode": res.returncode,
+        "fields": list(fields),
+        "stdout": res.stdout[:65536],
+        "output": tail(res.output),
+        "describe": res.describe(),
+    }

@@ -110,7 +110,9 @@ def _procs(items: Any) -> list[dict[str, Any]]:
     out = []
     for p in items or []:
         used = getattr(p, "usedGpuMemory", None)
-        out.append({"pid": int(getattr(p, "pid", 0)), "used_memory": int(used) if isinstance(used, int) else None})
+        out.append(
+            {"pid": int(getattr(p, "pid", 0)), "used_memory": int(used) if isinstance(used, int) else None}
+        )
     return out
 
 
@@ -127,7 +129,10 @@ def _pair(v: Any) -> list[int]:
 
 
 def _memory(m: Any) -> dict[str, int | None]:
-    return {k: (int(getattr(m, k)) if getattr(m, k, None) is not None else None) for k in ("total", "used", "free")}
+    return {
+        k: (int(getattr(m, k)) if getattr(m, k, None) is not None else None)
+        for k in ("total", "used", "free")
+    }
 
 
 def _ints(v: Any) -> list[int]:
@@ -154,18 +159,45 @@ DEVICE_FIELDS: tuple[tuple[str, tuple[str, ...], tuple[int, ...], Callable[[Any]
     ("persistence_mode", ("nvmlDeviceGetPersistenceMode",), (), int),
     ("mig_mode", ("nvmlDeviceGetMigMode",), (), _pair),
     ("temperature", ("nvmlDeviceGetTemperature",), (NVML_TEMPERATURE_GPU,), int),
-    ("temperature_slowdown", ("nvmlDeviceGetTemperatureThreshold",), (NVML_TEMPERATURE_THRESHOLD_SLOWDOWN,), int),
-    ("clocks_event_reasons", ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"),
-     (), int),
+    (
+        "temperature_slowdown",
+        ("nvmlDeviceGetTemperatureThreshold",),
+        (NVML_TEMPERATURE_THRESHOLD_SLOWDOWN,),
+        int,
+    ),
+    (
+        "clocks_event_reasons",
+        ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"),
+        (),
+        int,
+    ),
     ("power_usage", ("nvmlDeviceGetPowerUsage",), (), int),
     ("power_limit", ("nvmlDeviceGetEnforcedPowerLimit",), (), int),
     ("power_default_limit", ("nvmlDeviceGetPowerManagementDefaultLimit",), (), int),
-    ("ecc_uncorrected_volatile", ("nvmlDeviceGetTotalEccErrors",),
-     (NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC), int),
-    ("ecc_uncorrected_aggregate", ("nvmlDeviceGetTotalEccErrors",),
-     (NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC), int),
-    ("retired_pages_sbe", ("nvmlDeviceGetRetiredPages",), (NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS,), len),
-    ("retired_pages_dbe", ("nvmlDeviceGetRetiredPages",), (NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR,), len),
+    (
+        "ecc_uncorrected_volatile",
+        ("nvmlDeviceGetTotalEccErrors",),
+        (NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC),
+        int,
+    ),
+    (
+        "ecc_uncorrected_aggregate",
+        ("nvmlDeviceGetTotalEccErrors",),
+        (NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC),
+        int,
+    ),
+    (
+        "retired_pages_sbe",
+        ("nvmlDeviceGetRetiredPages",),
+        (NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS,),
+        len,
+    ),
+    (
+        "retired_pages_dbe",
+        ("nvmlDeviceGetRetiredPages",),
+        (NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR,),
+        len,
+    ),
     ("retired_pages_pending", ("nvmlDeviceGetRetiredPagesPendingStatus",), (), int),
     ("remapped_rows", ("nvmlDeviceGetRemappedRows",), (), _rows),
     ("pcie_gen", ("nvmlDeviceGetCurrPcieLinkGeneration",), (), int),
@@ -177,8 +209,10 @@ DEVICE_FIELDS: tuple[tuple[str, tuple[str, ...], tuple[int, ...], Callable[[Any]
 
 def _device_fields(nvml: Any, handle: Any, f: _Fields) -> None:
     for field, names, args, conv in DEVICE_FIELDS:
+
         def call(names: tuple[str, ...] = names, args: tuple[int, ...] = args) -> Any:
             return _first(nvml, *names)(handle, *args)
+
         f.get(field, call, conv)
 
 
@@ -220,9 +254,14 @@ def load_pynvml() -> tuple[Any, dict[str, Any] | None]:
     try:
         import pynvml
     except ImportError as exc:
-        return None, {"status": "unavailable", "error": {
-            "code": None, "kind": "binding-missing",
-            "message": f"nvidia-ml-py is not installed ({exc}); install it with: pip install nvidia-ml-py"}}
+        return None, {
+            "status": "unavailable",
+            "error": {
+                "code": None,
+                "kind": "binding-missing",
+                "message": f"nvidia-ml-py is not installed ({exc}); install it with: pip install nvidia-ml-py",
+            },
+        }
     return pynvml, None
 
 
@@ -234,8 +273,10 @@ def probe(nvml: Any = None, timeout: float = 5.0) -> dict[str, Any]:
             return missing
     res = call_with_deadline(lambda: acquire(nvml), timeout, "nvml")
     if isinstance(res, dict) and res.get("status") == "timeout":
-        return {"status": "timeout", "error": {
-            "code": None, "kind": "hang", "message": f"NVML did not answer within {timeout:g} s"}}
+        return {
+            "status": "timeout",
+            "error": {"code": None, "kind": "hang", "message": f"NVML did not answer within {timeout:g} s"},
+        }
     return res  # type: ignore[no-any-return]
 
 
@@ -263,7 +304,10 @@ def gpu_details(dev: Mapping[str, Any]) -> dict[str, Any]:
     """The Gpu.details of one NVML device record: memory (bytes), processes, modes and health."""
     mem = dev.get("memory") or {}
     procs = list(dev.get("compute_processes") or []) + [
-        p for p in dev.get("graphics_processes") or [] if p["pid"] not in {q["pid"] for q in dev.get("compute_processes") or []}]
+        p
+        for p in dev.get("graphics_processes") or []
+        if p["pid"] not in {q["pid"] for q in dev.get("compute_processes") or []}
+    ]
     mig = dev.get("mig_mode")
     rr = dev.get("remapped_rows")
     out: dict[str, Any] = {
@@ -281,24 +325,45 @@ def gpu_details(dev: Mapping[str, Any]) -> dict[str, Any]:
             "throttle_reasons": throttle_reasons(dev.get("clocks_event_reasons")),
             "power_usage_w": None if dev.get("power_usage") is None else round(dev["power_usage"] / 1000, 1),
             "power_limit_w": None if dev.get("power_limit") is None else round(dev["power_limit"] / 1000, 1),
-            "power_default_limit_w": (None if dev.get("power_default_limit") is None
-                                      else round(dev["power_default_limit"] / 1000, 1)),
+            "power_default_limit_w": (
+                None
+                if dev.get("power_default_limit") is None
+                else round(dev["power_default_limit"] / 1000, 1)
+            ),
             "ecc_uncorrected_volatile": dev.get("ecc_uncorrected_volatile"),
             "ecc_uncorrected_aggregate": dev.get("ecc_uncorrected_aggregate"),
-            "retired_pages": (None if dev.get("retired_pages_sbe") is None and dev.get("retired_pages_dbe") is None
-                              else {"sbe": dev.get("retired_pages_sbe"), "dbe": dev.get("retired_pages_dbe")}),
-            "retired_pages_pending": (None if dev.get("retired_pages_pending") is None
-                                      else bool(dev["retired_pages_pending"])),
-            "remapped_rows": None if rr is None else {"correctable": rr[0], "uncorrectable": rr[1],
-                                                      "pending": bool(rr[2]), "failure": bool(rr[3])},
-            "pcie": {"gen": dev.get("pcie_gen"), "gen_max": dev.get("pcie_gen_max"),
-                     "width": dev.get("pcie_width"), "width_max": dev.get("pcie_width_max")},
+            "retired_pages": (
+                None
+                if dev.get("retired_pages_sbe") is None and dev.get("retired_pages_dbe") is None
+                else {"sbe": dev.get("retired_pages_sbe"), "dbe": dev.get("retired_pages_dbe")}
+            ),
+            "retired_pages_pending": (
+                None if dev.get("retired_pages_pending") is None else bool(dev["retired_pages_pending"])
+            ),
+            "remapped_rows": None
+            if rr is None
+            else {
+                "correctable": rr[0],
+                "uncorrectable": rr[1],
+                "pending": bool(rr[2]),
+                "failure": bool(rr[3]),
+            },
+            "pcie": {
+                "gen": dev.get("pcie_gen"),
+                "gen_max": dev.get("pcie_gen_max"),
+                "width": dev.get("pcie_width"),
+                "width_max": dev.get("pcie_width_max"),
+            },
         },
     }
     # "Not Supported" (GeForce boards have no ECC, no row remapper) and functions an old driver lacks are normal;
     # anything else (no permission, GPU lost) is kept for the report.
     quiet = (NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_FUNCTION_NOT_FOUND, None)
-    errs = {k: v.get("message") for k, v in sorted((dev.get("errors") or {}).items()) if v.get("code") not in quiet}
+    errs = {
+        k: v.get("message")
+        for k, v in sorted((dev.get("errors") or {}).items())
+        if v.get("code") not in quiet
+    }
     if errs:
         out["nvml_errors"] = errs
     return out
@@ -309,26 +374,38 @@ def parse(raw: Mapping[str, Any]) -> dict[str, Any]:
     if raw.get("status") != "ok":
         e = raw.get("error")
         err: Mapping[str, Any] = e if isinstance(e, Mapping) else {"message": e}
-        return {"ok": False, "kind": err.get("kind", "error"), "message": err.get("message") or "NVML failed",
-                "code": err.get("code")}
+        return {
+            "ok": False,
+            "kind": err.get("kind", "error"),
+            "message": err.get("message") or "NVML failed",
+            "code": err.get("code"),
+        }
     gpus = []
     for dev in raw.get("devices") or []:
         cc = dev.get("cc")
-        gpus.append({
-            "index": dev.get("index"),
-            "name": dev.get("name"),
-            "cc": f"{cc[0]}.{cc[1]}" if cc else None,
-            "details": gpu_details(dev),
-        })
-    return {"ok": True, "driver": raw.get("driver_version"),
-            "driver_cuda": cuda_version_from_int(raw.get("cuda_driver_version")),
-            "nvml_version": raw.get("nvml_version"), "gpus": gpus}
+        gpus.append(
+            {
+                "index": dev.get("index"),
+                "name": dev.get("name"),
+                "cc": f"{cc[0]}.{cc[1]}" if cc else None,
+                "details": gpu_details(dev),
+            }
+        )
+    return {
+        "ok": True,
+        "driver": raw.get("driver_version"),
+        "driver_cuda": cuda_version_from_int(raw.get("cuda_driver_version")),
+        "nvml_version": raw.get("nvml_version"),
+        "gpus": gpus,
+    }
 
 
 # ------------------------------------------------------------------ the guard's cheap read
 
 
-def read_nvml_light(nvml: Any = None, timeout: float = 3.0) -> tuple[str | None, list[dict[str, Any]] | None, str]:
+def read_nvml_light(
+    nvml: Any = None, timeout: float = 3.0
+) -> tuple[str | None, list[dict[str, Any]] | None, str]:
     """(driver, [{"name", "cc", "memory_free"}], why-not) for compat.guard: no CUDA context is created."""
     if nvml is None:
         nvml, missing = load_pynvml()
@@ -350,8 +427,13 @@ def read_nvml_light(nvml: Any = None, timeout: float = 3.0) -> tuple[str | None,
                     if field in ("name", "cc", "memory"):
                         f.get(field, functools.partial(lambda n, h: _first(nvml, *n)(h), names, h), conv)
                 cc, mem = f.values.get("cc"), f.values.get("memory") or {}
-                gpus.append({"name": f.values.get("name"), "cc": f"{cc[0]}.{cc[1]}" if cc else None,
-                             "memory_free": mem.get("free")})
+                gpus.append(
+                    {
+                        "name": f.values.get("name"),
+                        "cc": f"{cc[0]}.{cc[1]}" if cc else None,
+                        "memory_free": mem.get("free"),
+                    }
+                )
             return {"status": "ok", "driver": drv, "gpus": gpus}
         except Exception as exc:
             return {"status": "error", "error": _err(exc)}

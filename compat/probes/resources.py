@@ -180,18 +180,26 @@ def probe(fs: HostFS, environ: Mapping[str, str], cwd: str | None = None) -> dic
     mi = read(fs, "/proc/meminfo")
     if mi.ok:
         m = parse_meminfo(mi.text or "")
-        out["memory"] = {"total": m.get("MemTotal"), "available": m.get("MemAvailable"),
-                         "swap_total": m.get("SwapTotal"), "swap_free": m.get("SwapFree")}
+        out["memory"] = {
+            "total": m.get("MemTotal"),
+            "available": m.get("MemAvailable"),
+            "swap_total": m.get("SwapTotal"),
+            "swap_free": m.get("SwapFree"),
+        }
     else:
         out["memory"] = {"error": f"/proc/meminfo: {mi.error}"}
     out["cgroup"] = _cgroup(fs)
-    out["shm"] = _statvfs(fs, "/dev/shm") if fs.is_dir("/dev/shm") else {"path": "/dev/shm", "error": "absent"}
+    out["shm"] = (
+        _statvfs(fs, "/dev/shm") if fs.is_dir("/dev/shm") else {"path": "/dev/shm", "error": "absent"}
+    )
     try:
         import resource
 
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        out["nofile"] = {"soft": None if soft == resource.RLIM_INFINITY else soft,
-                         "hard": None if hard == resource.RLIM_INFINITY else hard}
+        out["nofile"] = {
+            "soft": None if soft == resource.RLIM_INFINITY else soft,
+            "hard": None if hard == resource.RLIM_INFINITY else hard,
+        }
     except (ImportError, OSError, ValueError):  # pragma: no cover - Windows
         out["nofile"] = None
     try:

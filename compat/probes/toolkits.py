@@ -16,8 +16,20 @@ _VERSION_TXT_RE = re.compile(r"CUDA Version\s+(\d+\.\d+(?:\.\d+)?)")
 _SONAME_RE = re.compile(r"^(lib[A-Za-z_]+?)\.so\.(\d+(?:\.\d+)*)$")
 
 # Libraries a framework wheel bundles (torch's nvidia-* dependencies, tensorflow[and-cuda]).
-SHADOW_LIBS = ("libcudart", "libcudnn", "libcublas", "libcublasLt", "libnccl", "libcufft", "libcurand",
-               "libcusparse", "libcusolver", "libnvrtc", "libnvJitLink", "libcupti")
+SHADOW_LIBS = (
+    "libcudart",
+    "libcudnn",
+    "libcublas",
+    "libcublasLt",
+    "libnccl",
+    "libcufft",
+    "libcurand",
+    "libcusparse",
+    "libcusolver",
+    "libnvrtc",
+    "libnvJitLink",
+    "libcupti",
+)
 
 
 def parse_nvcc(text: str) -> dict[str, str] | None:
@@ -34,7 +46,11 @@ def parse_version_json(text: str) -> str | None:
         doc = json.loads(text)
     except (ValueError, RecursionError):
         return None
-    v = doc.get("cuda", {}).get("version") if isinstance(doc, dict) and isinstance(doc.get("cuda"), dict) else None
+    v = (
+        doc.get("cuda", {}).get("version")
+        if isinstance(doc, dict) and isinstance(doc.get("cuda"), dict)
+        else None
+    )
     return v if isinstance(v, str) and re.match(r"^\d+\.\d+(\.\d+)*$", v) else None
 
 
@@ -120,8 +136,11 @@ def analyse(raw: Mapping[str, Any]) -> dict[str, Any]:
     nv = raw.get("nvcc") or {}
     chosen = None
     if nv.get("release"):
-        chosen = {"version": nv["release"], "source": f"nvcc --version ({nv.get('path') or 'on PATH'})",
-                  "path": nv.get("real_path")}
+        chosen = {
+            "version": nv["release"],
+            "source": f"nvcc --version ({nv.get('path') or 'on PATH'})",
+            "path": nv.get("real_path"),
+        }
     homes = raw.get("cuda_home") or {}
     for tk in raw.get("toolkits") or []:
         if tk.get("version"):
@@ -131,20 +150,32 @@ def analyse(raw: Mapping[str, Any]) -> dict[str, Any]:
             home = homes.get(key)
             tk = next((t for t in found if t["path"] == (home or "").rstrip("/")), None)
             if tk is not None:
-                chosen = {"version": _release(tk["version"]) if tk["source"] != "version.json" else tk["version"],
-                          "source": f"{key}={home} ({tk['source']})", "path": tk["real_path"]}
+                chosen = {
+                    "version": _release(tk["version"]) if tk["source"] != "version.json" else tk["version"],
+                    "source": f"{key}={home} ({tk['source']})",
+                    "path": tk["real_path"],
+                }
                 break
     if chosen is None:
         tk = next((t for t in found if t["path"] == "/usr/local/cuda"), None)
         if tk is None and len({t["real_path"] for t in found}) == 1:
             tk = found[0]
         if tk is not None:
-            chosen = {"version": tk["version"], "source": f"{tk['path']}/{tk['source']}", "path": tk["real_path"]}
+            chosen = {
+                "version": tk["version"],
+                "source": f"{tk['path']}/{tk['source']}",
+                "path": tk["real_path"],
+            }
     versions: dict[str, str] = {}
     for t in found:
         versions.setdefault(t["real_path"], t["version"])
     if nv.get("release") and nv.get("real_path"):
         nvroot = os.path.dirname(os.path.dirname(nv["real_path"]))
         versions.setdefault(nvroot, nv["release"])
-    return {"chosen": chosen, "installed": versions,
-            "releases": sorted({_release(v) or v for v in versions.values()}, key=lambda s: [int(x) for x in s.split(".")])}
+    return {
+        "chosen": chosen,
+        "installed": versions,
+        "releases": sorted(
+            {_release(v) or v for v in versions.values()}, key=lambda s: [int(x) for x in s.split(".")]
+        ),
+    }

@@ -36,10 +36,18 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--amp", action="store_true")
     p.add_argument("--find-max-batch", action="store_true")
-    p.add_argument("--max-batch-cap", type=int, default=0,
-                   help="stop doubling at this batch size; also allows --find-max-batch on the CPU")
-    p.add_argument("--compare", default="auto", choices=("auto", "always", "never"),
-                   help="compare a forward pass with the CPU (auto: on a GPU only)")
+    p.add_argument(
+        "--max-batch-cap",
+        type=int,
+        default=0,
+        help="stop doubling at this batch size; also allows --find-max-batch on the CPU",
+    )
+    p.add_argument(
+        "--compare",
+        default="auto",
+        choices=("auto", "always", "never"),
+        help="compare a forward pass with the CPU (auto: on a GPU only)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--t0", type=float, default=0.0, help="the parent's time.time() just before the spawn")
     return p.parse_args(list(argv))
@@ -86,7 +94,10 @@ def losses_decreased(losses: Sequence[float]) -> tuple[bool, str]:
         if not math.isfinite(v):
             return False, f"the loss was not finite at step {i + 1} ({v})"
     if not losses[-1] < losses[0]:
-        return False, f"the loss did not decrease: {losses[0]:.6g} at step 1, {losses[-1]:.6g} at step {len(losses)}"
+        return (
+            False,
+            f"the loss did not decrease: {losses[0]:.6g} at step 1, {losses[-1]:.6g} at step {len(losses)}",
+        )
     return True, ""
 
 
@@ -98,8 +109,9 @@ class OutOfMemory(Exception):
     """Raised by a try_batch function when the device ran out of memory for that batch."""
 
 
-def find_max_batch(try_batch: Callable[[int], Optional[int]], start: int, cap: int = 0,
-                   limit: int = 1 << 22) -> dict[str, Any]:
+def find_max_batch(
+    try_batch: Callable[[int], Optional[int]], start: int, cap: int = 0, limit: int = 1 << 22
+) -> dict[str, Any]:
     """Double the batch size from `start` until try_batch raises OutOfMemory, or the cap or limit is passed.
 
     try_batch(n) runs one training step at batch n and returns the peak memory in bytes it used (or None).

@@ -32,7 +32,9 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _load_common() -> Any:
-    spec = importlib.util.spec_from_file_location("_compat_smoke_common", os.path.join(_HERE, "_child_common.py"))
+    spec = importlib.util.spec_from_file_location(
+        "_compat_smoke_common", os.path.join(_HERE, "_child_common.py")
+    )
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -60,12 +62,20 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"))
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--batch-size", type=int, default=32, help="samples per rank and step")
-    p.add_argument("--nproc", type=int, default=0, help="launcher: ranks to start (0: one per GPU, 2 on the CPU)")
+    p.add_argument(
+        "--nproc", type=int, default=0, help="launcher: ranks to start (0: one per GPU, 2 on the CPU)"
+    )
     p.add_argument("--workdir", default=None, help="launcher: where rank files and the store live")
-    p.add_argument("--deadline", type=float, default=120.0, help="launcher: seconds before every rank is killed")
+    p.add_argument(
+        "--deadline", type=float, default=120.0, help="launcher: seconds before every rank is killed"
+    )
     p.add_argument("--pg-timeout", type=float, default=60.0, help="seconds a collective may wait")
-    p.add_argument("--grace", type=float, default=10.0,
-                   help="launcher: seconds the other ranks get to fail on their own after one died")
+    p.add_argument(
+        "--grace",
+        type=float,
+        default=10.0,
+        help="launcher: seconds the other ranks get to fail on their own after one died",
+    )
     p.add_argument("--t0", type=float, default=0.0, help="the parent's time.time() just before the spawn")
     # rank role
     p.add_argument("--rank", type=int, default=None)
@@ -85,8 +95,11 @@ def _write(path: str, doc: dict[str, Any]) -> None:
 
 def _err_text(exc: BaseException) -> dict[str, str]:
     text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-    return {"type": f"{type(exc).__module__}.{type(exc).__name__}", "text": text[-20000:],
-            "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-20000:]}
+    return {
+        "type": f"{type(exc).__module__}.{type(exc).__name__}",
+        "text": text[-20000:],
+        "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-20000:],
+    }
 
 
 # ------------------------------------------------------------------------------------------------ rank
@@ -98,10 +111,24 @@ class Rank:
         self.t_start = time.time()
         self.timings: dict[str, float] = {}
         self.r: dict[str, Any] = {
-            "schema_version": SCHEMA_VERSION, "status": "running", "rank": args.rank, "world_size": args.world_size,
-            "backend": args.backend, "device": None, "device_name": None, "stage": "start", "losses": [],
-            "steps": 0, "allreduce": None, "weights_in_sync": None, "error": None, "message": None,
-            "peak_memory_bytes": None, "peak_memory_kind": None, "cudnn_used": False, "timings": self.timings,
+            "schema_version": SCHEMA_VERSION,
+            "status": "running",
+            "rank": args.rank,
+            "world_size": args.world_size,
+            "backend": args.backend,
+            "device": None,
+            "device_name": None,
+            "stage": "start",
+            "losses": [],
+            "steps": 0,
+            "allreduce": None,
+            "weights_in_sync": None,
+            "error": None,
+            "message": None,
+            "peak_memory_bytes": None,
+            "peak_memory_kind": None,
+            "cudnn_used": False,
+            "timings": self.timings,
             "pid": os.getpid(),
         }
 
@@ -148,8 +175,13 @@ class Rank:
 
         self.stage("init")
         t = time.perf_counter()
-        dist.init_process_group(args.backend, init_method="file://" + args.store, rank=args.rank,
-                                world_size=args.world_size, timeout=datetime.timedelta(seconds=args.pg_timeout))
+        dist.init_process_group(
+            args.backend,
+            init_method="file://" + args.store,
+            rank=args.rank,
+            world_size=args.world_size,
+            timeout=datetime.timedelta(seconds=args.pg_timeout),
+        )
         self.timings["init"] = time.perf_counter() - t
         self.hooks()
 
@@ -169,8 +201,14 @@ class Rank:
         torch.manual_seed(0)  # the same initial weights everywhere (DDP broadcasts rank 0's anyway)
         nn = torch.nn
         model = nn.Sequential(
-            nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, N_CLASSES),
+            nn.Conv2d(3, 8, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(8, 16, 3, padding=1),
+            nn.ReLU(),
+            nn.AdaptiveAvgPool2d(1),
+            nn.Flatten(),
+            nn.Linear(16, N_CLASSES),
         ).to(device)
         ddp = DDP(model, device_ids=[args.rank] if device.type == "cuda" else None)
         opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
@@ -222,8 +260,10 @@ class Rank:
         spread = float(both[0].item() + both[1].item())  # max - min of the weight sums over the ranks
         self.r["weights_in_sync"] = {"checksum": local, "spread": spread}
         if abs(spread) > 1e-9 * max(1.0, abs(local)):
-            raise RuntimeError(f"after {args.steps} DDP steps the weights differ between ranks (checksum spread "
-                               f"{spread:.3g}): gradients were not averaged consistently")
+            raise RuntimeError(
+                f"after {args.steps} DDP steps the weights differ between ranks (checksum spread "
+                f"{spread:.3g}): gradients were not averaged consistently"
+            )
         dist.barrier()
         dist.destroy_process_group()
         self.timings["verify"] = time.perf_counter() - t
@@ -302,9 +342,20 @@ class Launcher:
         self.workdir = args.workdir or os.path.dirname(os.path.abspath(args.out))
         self.terminated = False
         self.r: dict[str, Any] = {
-            "schema_version": SCHEMA_VERSION, "status": "running", "role": "launcher", "stage": "start",
-            "device": None, "backend": None, "world_size": None, "framework_version": None, "ranks": [],
-            "first_failed_rank": None, "message": None, "error": None, "timings": {}, "launcher_pid": os.getpid(),
+            "schema_version": SCHEMA_VERSION,
+            "status": "running",
+            "role": "launcher",
+            "stage": "start",
+            "device": None,
+            "backend": None,
+            "world_size": None,
+            "framework_version": None,
+            "ranks": [],
+            "first_failed_rank": None,
+            "message": None,
+            "error": None,
+            "timings": {},
+            "launcher_pid": os.getpid(),
         }
 
     def write(self) -> None:
@@ -340,17 +391,24 @@ class Launcher:
         self.r["gpus_visible"] = n
         if n == 0:
             if args.device == "cuda":
-                self.fail("no CUDA-capable device is visible to torch (torch.cuda.is_available() is False): "
-                          "NCCL needs GPUs", "no_gpu")
+                self.fail(
+                    "no CUDA-capable device is visible to torch (torch.cuda.is_available() is False): "
+                    "NCCL needs GPUs",
+                    "no_gpu",
+                )
                 return None
             return "cpu", "gloo", want or CPU_RANKS
         if want > n:
-            self.fail(f"{want} ranks were asked for but only {n} GPU(s) are visible (one rank per GPU)",
-                      "too_many_ranks")
+            self.fail(
+                f"{want} ranks were asked for but only {n} GPU(s) are visible (one rank per GPU)",
+                "too_many_ranks",
+            )
             return None
         if not dist.is_nccl_available():
-            self.fail("this PyTorch build has no NCCL backend (torch.distributed.is_nccl_available() is False)",
-                      "no_nccl")
+            self.fail(
+                "this PyTorch build has no NCCL backend (torch.distributed.is_nccl_available() is False)",
+                "no_nccl",
+            )
             return None
         return "cuda", "nccl", want or n
 
@@ -364,14 +422,50 @@ class Launcher:
         for r in range(world):
             out = os.path.join(self.workdir, f"rank-{r}.json")
             err = os.path.join(self.workdir, f"rank-{r}.err")
-            argv = [sys.executable, "-X", "faulthandler", os.path.abspath(__file__), "--rank", str(r),
-                    "--world-size", str(world), "--backend", backend, "--store", store, "--out", out,
-                    "--steps", str(args.steps), "--batch-size", str(args.batch_size), "--pg-timeout", repr(args.pg_timeout), "--device", device]
+            argv = [
+                sys.executable,
+                "-X",
+                "faulthandler",
+                os.path.abspath(__file__),
+                "--rank",
+                str(r),
+                "--world-size",
+                str(world),
+                "--backend",
+                backend,
+                "--store",
+                store,
+                "--out",
+                out,
+                "--steps",
+                str(args.steps),
+                "--batch-size",
+                str(args.batch_size),
+                "--pg-timeout",
+                repr(args.pg_timeout),
+                "--device",
+                device,
+            ]
             with open(err, "wb") as ef:
-                proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=ef, stderr=subprocess.STDOUT,
-                                        env=env, cwd=self.workdir)
-            ranks.append({"rank": r, "proc": proc, "out": out, "err": err, "ended": None, "killed": False,
-                          "t_start": time.time()})
+                proc = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=ef,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    cwd=self.workdir,
+                )
+            ranks.append(
+                {
+                    "rank": r,
+                    "proc": proc,
+                    "out": out,
+                    "err": err,
+                    "ended": None,
+                    "killed": False,
+                    "t_start": time.time(),
+                }
+            )
         return ranks
 
     def _kill(self, ranks: list[dict[str, Any]], why: str) -> None:
@@ -428,10 +522,14 @@ class Launcher:
             doc = _read_json(x["out"]) or {}
             rc = x["proc"].returncode
             entry: dict[str, Any] = {
-                "rank": x["rank"], "pid": x["proc"].pid, "exit_code": rc,
-                "signal": -rc if isinstance(rc, int) and rc < 0 else None, "killed": x["killed"] or None,
+                "rank": x["rank"],
+                "pid": x["proc"].pid,
+                "exit_code": rc,
+                "signal": -rc if isinstance(rc, int) and rc < 0 else None,
+                "killed": x["killed"] or None,
                 "seconds": round((x["ended"] or time.time()) - x["t_start"], 3),
-                "stage": doc.get("stage") or _last_stage(x["err"]), "result": doc or None,
+                "stage": doc.get("stage") or _last_stage(x["err"]),
+                "result": doc or None,
             }
             if rc != 0 or doc.get("status") != "passed":
                 entry["output_tail"] = _tail(x["err"])
@@ -442,7 +540,9 @@ class Launcher:
             self.r["status"] = "passed"
         elif any(e["killed"] == "deadline" for e in out):
             self.r["status"] = "timed_out"
-            self.r["message"] = f"no verdict within {self.args.deadline:g} s: rank(s) still running were killed"
+            self.r["message"] = (
+                f"no verdict within {self.args.deadline:g} s: rank(s) still running were killed"
+            )
         else:
             self.r["status"] = "failed"
 

@@ -21,7 +21,9 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _load_common() -> Any:
-    spec = importlib.util.spec_from_file_location("_compat_smoke_common", os.path.join(_HERE, "_child_common.py"))
+    spec = importlib.util.spec_from_file_location(
+        "_compat_smoke_common", os.path.join(_HERE, "_child_common.py")
+    )
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -60,8 +62,10 @@ def build_model(tf: Any, keras: Any, seed: int) -> Any:
     outputs = L.Activation("linear", dtype="float32")(h)  # logits in float32 under mixed precision
     model = keras.Model(inputs, outputs)
     # compile() wraps the optimizer in a LossScaleOptimizer by itself under the mixed_float16 policy.
-    model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.05, momentum=0.9),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(
+        optimizer=keras.optimizers.SGD(learning_rate=0.05, momentum=0.9),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     return model
 
 
@@ -103,9 +107,14 @@ def compare_with_cpu(tf: Any, model: Any, x: Any, device: str) -> dict[str, Any]
         tf.config.experimental.enable_tensor_float_32_execution(tf32)
     diff = float(abs(got - ref).max())
     scale = float(abs(ref).max())
-    return {"max_abs_diff": common.clean_float(diff), "ref_max_abs": common.clean_float(scale),
-            "match": common.forward_matches(diff, scale), "rtol": common.RTOL, "atol": common.ATOL,
-            "samples": int(sample.shape[0])}
+    return {
+        "max_abs_diff": common.clean_float(diff),
+        "ref_max_abs": common.clean_float(scale),
+        "match": common.forward_matches(diff, scale),
+        "rtol": common.RTOL,
+        "atol": common.ATOL,
+        "samples": int(sample.shape[0]),
+    }
 
 
 def search_max_batch(tf: Any, keras: Any, device: str, args: Any) -> dict[str, Any]:
@@ -155,9 +164,13 @@ def train(c: Any) -> None:
             gpus = []
         elif args.device == "cuda" and not gpus:
             if not tf.test.is_built_with_cuda():
-                raise RuntimeError(f"--device cuda: this TensorFlow ({tf.__version__}) is not built with CUDA")
-            raise RuntimeError(f"--device cuda: TensorFlow {tf.__version__} (built for CUDA {build.get('cuda_version')},"
-                               f" cuDNN {build.get('cudnn_version')}) sees no GPU: no CUDA-capable device is visible")
+                raise RuntimeError(
+                    f"--device cuda: this TensorFlow ({tf.__version__}) is not built with CUDA"
+                )
+            raise RuntimeError(
+                f"--device cuda: TensorFlow {tf.__version__} (built for CUDA {build.get('cuda_version')},"
+                f" cuDNN {build.get('cudnn_version')}) sees no GPU: no CUDA-capable device is visible"
+            )
         if gpus:
             for g in gpus:  # so the peak memory is what the job used, not the whole pre-allocated pool
                 with contextlib.suppress(RuntimeError, ValueError):
@@ -219,8 +232,10 @@ def train(c: Any) -> None:
         with c.timer("compare"):
             r["compare"] = compare_with_cpu(tf, model, x, device)
         if not r["compare"]["match"] and r["status"] == "running":
-            c.fail(f"the {r['device']} forward pass differs from the CPU one by {r['compare']['max_abs_diff']:.3g} "
-                   f"(outputs up to {r['compare']['ref_max_abs']:.3g}): silent corruption")
+            c.fail(
+                f"the {r['device']} forward pass differs from the CPU one by {r['compare']['max_abs_diff']:.3g} "
+                f"(outputs up to {r['compare']['ref_max_abs']:.3g}): silent corruption"
+            )
 
     if args.find_max_batch and (device == "/GPU:0" or args.max_batch_cap > 0):
         del model

@@ -20,7 +20,9 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _load_common() -> Any:
-    spec = importlib.util.spec_from_file_location("_compat_smoke_common", os.path.join(_HERE, "_child_common.py"))
+    spec = importlib.util.spec_from_file_location(
+        "_compat_smoke_common", os.path.join(_HERE, "_child_common.py")
+    )
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -116,11 +118,13 @@ def pick_device(torch: Any, want: str) -> Any:
         torch.zeros(1, device="cuda")
         if torch.version.cuda is None:
             raise RuntimeError(
-                f"--device cuda: this PyTorch ({torch.__version__}) is a CPU-only build (torch.version.cuda is None)")
+                f"--device cuda: this PyTorch ({torch.__version__}) is a CPU-only build (torch.version.cuda is None)"
+            )
         raise RuntimeError(
             f"--device cuda: torch.cuda.is_available() is False (PyTorch {torch.__version__} built for CUDA "
             f"{torch.version.cuda}; torch.cuda.device_count() = {torch.cuda.device_count()}): "
-            "no CUDA-capable device is visible")
+            "no CUDA-capable device is visible"
+        )
     return torch.device("cuda" if available else "cpu")
 
 
@@ -143,8 +147,14 @@ def compare_with_cpu(c: Any, torch: Any, trainer: Trainer, x: Any) -> dict[str, 
         torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = tf32
         model.train()
     ok = common.forward_matches(diff, scale)
-    return {"max_abs_diff": common.clean_float(diff), "ref_max_abs": common.clean_float(scale), "match": ok,
-            "rtol": common.RTOL, "atol": common.ATOL, "samples": int(sample.shape[0])}
+    return {
+        "max_abs_diff": common.clean_float(diff),
+        "ref_max_abs": common.clean_float(scale),
+        "match": ok,
+        "rtol": common.RTOL,
+        "atol": common.ATOL,
+        "samples": int(sample.shape[0]),
+    }
 
 
 def is_oom(torch: Any, exc: BaseException) -> bool:
@@ -199,7 +209,9 @@ def train(c: Any) -> None:
         if device.type == "cuda":
             r["device_name"] = torch.cuda.get_device_name(device)
             r["compute_capability"] = "{}.{}".format(*torch.cuda.get_device_capability(device))
-            r["cudnn_version"] = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+            r["cudnn_version"] = (
+                torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+            )
             r["cudnn_used"] = bool(torch.backends.cudnn.enabled and torch.backends.cudnn.is_available())
         else:
             r["device_name"] = common.host_cpu_name()
@@ -246,8 +258,10 @@ def train(c: Any) -> None:
         with c.timer("compare"):
             r["compare"] = compare_with_cpu(c, torch, trainer, x)
         if not r["compare"]["match"] and r["status"] == "running":
-            c.fail(f"the {device.type} forward pass differs from the CPU one by {r['compare']['max_abs_diff']:.3g} "
-                   f"(outputs up to {r['compare']['ref_max_abs']:.3g}): silent corruption")
+            c.fail(
+                f"the {device.type} forward pass differs from the CPU one by {r['compare']['max_abs_diff']:.3g} "
+                f"(outputs up to {r['compare']['ref_max_abs']:.3g}): silent corruption"
+            )
 
     if args.find_max_batch and (device.type == "cuda" or args.max_batch_cap > 0):
         del trainer, x, y, pending

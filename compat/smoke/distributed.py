@@ -37,15 +37,23 @@ CPU_RANKS = 2
 COMM_CATEGORY = "nccl_distributed"
 WEAK_ROOTS = ("segfault", COMM_CATEGORY)
 
-_TIMEOUT_RE = re.compile(r"Timed out waiting|Watchdog caught collective operation timeout|collective operation "
-                         r"timeout|Socket Timeout|wait timeout after|DistStoreError: Timed out", re.IGNORECASE)
-_COMM_RE = re.compile(r"\bgloo\b|\bNCCL\b|\bnccl\w*|ProcessGroup|c10d|Connection (?:closed|reset) by peer|"
-                      r"DistBackendError|DistNetworkError|DistStoreError", re.IGNORECASE)
+_TIMEOUT_RE = re.compile(
+    r"Timed out waiting|Watchdog caught collective operation timeout|collective operation "
+    r"timeout|Socket Timeout|wait timeout after|DistStoreError: Timed out",
+    re.IGNORECASE,
+)
+_COMM_RE = re.compile(
+    r"\bgloo\b|\bNCCL\b|\bnccl\w*|ProcessGroup|c10d|Connection (?:closed|reset) by peer|"
+    r"DistBackendError|DistNetworkError|DistStoreError",
+    re.IGNORECASE,
+)
 
 DIST_FIXES = (
     Fix("Look at the first rank that failed: the others usually only lost their peer"),
-    Fix("Re-run with NCCL's diagnostics to see the failing transport and interface",
-        "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET compat smoke --distributed"),
+    Fix(
+        "Re-run with NCCL's diagnostics to see the failing transport and interface",
+        "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET compat smoke --distributed",
+    ),
     Fix("Test NCCL alone on this machine", "all_reduce_perf -b 8 -e 256M -f 2 -g <number of GPUs>"),
 )
 
@@ -61,7 +69,9 @@ def budgets(timeout: float) -> dict[str, float]:
     return {"deadline": max(1.0, timeout - margin), "pg_timeout": pg, "grace": min(10.0, max(2.0, 0.25 * pg))}
 
 
-def validate(nproc: Optional[int], device: str, timeout: float, steps: int, batch_size: int = DEFAULT_BATCH) -> None:
+def validate(
+    nproc: Optional[int], device: str, timeout: float, steps: int, batch_size: int = DEFAULT_BATCH
+) -> None:
     if nproc is not None and not 1 <= nproc <= MAX_NPROC:
         raise InputError(f"--nproc must be between 1 and {MAX_NPROC}, got {nproc}")
     if device not in DEVICES:
@@ -74,15 +84,43 @@ def validate(nproc: Optional[int], device: str, timeout: float, steps: int, batc
         raise InputError(f"--timeout must be a positive number of seconds, got {timeout:g}")
 
 
-def default_argv(python: str, nproc: Optional[int], device: str, steps: int, timeout: float,
-                 batch_size: int = DEFAULT_BATCH) -> ChildArgv:
+def default_argv(
+    python: str,
+    nproc: Optional[int],
+    device: str,
+    steps: int,
+    timeout: float,
+    batch_size: int = DEFAULT_BATCH,
+) -> ChildArgv:
     b = budgets(timeout)
 
     def build(result: Path, workdir: Path, t0: float) -> list[str]:
-        return [python, "-X", "faulthandler", str(CHILD), "--out", str(result), "--workdir", str(workdir),
-                "--device", device, "--steps", str(steps), "--batch-size", str(batch_size), "--nproc", str(nproc or 0),
-                "--deadline", repr(b["deadline"]), "--pg-timeout", repr(b["pg_timeout"]), "--grace", repr(b["grace"]),
-                "--t0", repr(t0)]
+        return [
+            python,
+            "-X",
+            "faulthandler",
+            str(CHILD),
+            "--out",
+            str(result),
+            "--workdir",
+            str(workdir),
+            "--device",
+            device,
+            "--steps",
+            str(steps),
+            "--batch-size",
+            str(batch_size),
+            "--nproc",
+            str(nproc or 0),
+            "--deadline",
+            repr(b["deadline"]),
+            "--pg-timeout",
+            repr(b["pg_timeout"]),
+            "--grace",
+            repr(b["grace"]),
+            "--t0",
+            repr(t0),
+        ]
 
     return build
 
@@ -105,8 +143,18 @@ def run_distributed(
     nproc: ranks (None: one per visible GPU, 2 on the CPU); device: auto, cuda or cpu. env, child_argv and
     installed replace the real ones (tests).
     """
-    return run_distributed_result(nproc, device, timeout, steps, python=python, env=env, child_argv=child_argv,
-                                  installed=installed, grace=grace, batch_size=batch_size).to_json()
+    return run_distributed_result(
+        nproc,
+        device,
+        timeout,
+        steps,
+        python=python,
+        env=env,
+        child_argv=child_argv,
+        installed=installed,
+        grace=grace,
+        batch_size=batch_size,
+    ).to_json()
 
 
 def run_distributed_result(
@@ -126,17 +174,30 @@ def run_distributed_result(
     validate(nproc, device, timeout, steps, batch_size)
     t_begin = time.monotonic()
     exe = python or sys.executable
-    base: dict[str, Any] = {"distributed": True, "requested_framework": "torch", "requested_device": device,
-                            "requested_nproc": nproc, "batch_size": batch_size, "python": exe, "world_size": None, "backend": None,
-                            "ranks": []}
+    base: dict[str, Any] = {
+        "distributed": True,
+        "requested_framework": "torch",
+        "requested_device": device,
+        "requested_nproc": nproc,
+        "batch_size": batch_size,
+        "python": exe,
+        "world_size": None,
+        "backend": None,
+        "ranks": [],
+    }
     if installed is None:
         if python is not None:
             from compat.smoke.job import installed_in
 
             found, why = installed_in(python)
             if found is None:
-                return SmokeResult("failed", "torch", seconds=time.monotonic() - t_begin,
-                                   message=f"could not inspect the interpreter: {why}", details=base)
+                return SmokeResult(
+                    "failed",
+                    "torch",
+                    seconds=time.monotonic() - t_begin,
+                    message=f"could not inspect the interpreter: {why}",
+                    details=base,
+                )
             installed = found
         else:
             from compat.smoke.job import installed_here
@@ -145,9 +206,14 @@ def run_distributed_result(
     if not installed.get("torch"):
         from compat.smoke.job import INSTALL
 
-        return SmokeResult("skipped", "torch", seconds=time.monotonic() - t_begin,
-                           message=f"the distributed smoke job needs PyTorch, which is not installed for {exe}",
-                           fixes=(INSTALL["torch"],), details=base)
+        return SmokeResult(
+            "skipped",
+            "torch",
+            seconds=time.monotonic() - t_begin,
+            message=f"the distributed smoke job needs PyTorch, which is not installed for {exe}",
+            fixes=(INSTALL["torch"],),
+            details=base,
+        )
     build = child_argv or default_argv(exe, nproc, device, steps, timeout, batch_size)
     workdir = Path(tempfile.mkdtemp(prefix="compat-ddp-"))
     try:
@@ -221,8 +287,10 @@ def _rank_entry(raw: Mapping[str, Any]) -> dict[str, Any]:
     if status == "crashed" and not message:
         message = f"died of {harness.signal_name(sig or 0)} during {raw.get('stage') or 'start-up'}"
     elif status == "killed" and not message:
-        message = {"after_failure": "still running after another rank failed: killed",
-                   "terminated": "killed when the run was stopped"}.get(str(killed), f"killed ({killed})")
+        message = {
+            "after_failure": "still running after another rank failed: killed",
+            "terminated": "killed when the run was stopped",
+        }.get(str(killed), f"killed ({killed})")
     elif status == "timed_out" and killed == "deadline" and not message:
         message = "still running at the deadline: killed"
     elif status == "failed" and not message:
@@ -232,8 +300,11 @@ def _rank_entry(raw: Mapping[str, Any]) -> dict[str, Any]:
         c = causes.diagnose(text)
         if c is None and sig is not None:
             c = causes.signal_cause(sig, None)
-        cause = c.category if c is not None else (
-            COMM_CATEGORY if status == "timed_out" or _COMM_RE.search(text) else None)
+        cause = (
+            c.category
+            if c is not None
+            else (COMM_CATEGORY if status == "timed_out" or _COMM_RE.search(text) else None)
+        )
     entry: dict[str, Any] = {
         "rank": _int(raw.get("rank")),
         "status": status,
@@ -252,26 +323,35 @@ def _rank_entry(raw: Mapping[str, Any]) -> dict[str, Any]:
         "samples_per_second": _float(res.get("samples_per_second")),
         "peak_memory_bytes": _int(res.get("peak_memory_bytes")),
         "allreduce": res.get("allreduce") if isinstance(res.get("allreduce"), dict) else None,
-        "weights_in_sync": res.get("weights_in_sync") if isinstance(res.get("weights_in_sync"), dict) else None,
+        "weights_in_sync": res.get("weights_in_sync")
+        if isinstance(res.get("weights_in_sync"), dict)
+        else None,
         "message": message,
         "cause": cause,
-        "timings": {k: round(float(v), 4) for k, v in _dict(res.get("timings")).items() if _float(v) is not None},
+        "timings": {
+            k: round(float(v), 4) for k, v in _dict(res.get("timings")).items() if _float(v) is not None
+        },
     }
     if status != "passed":
-        entry["output_tail"] = "\n".join(harness.strip_markers(str(raw.get("output_tail") or "")).splitlines()[-20:])
+        entry["output_tail"] = "\n".join(
+            harness.strip_markers(str(raw.get("output_tail") or "")).splitlines()[-20:]
+        )
     return entry
 
 
 def _comm_cause(title: str, evidence: Optional[str], extra: tuple[Fix, ...] = ()) -> causes.Cause:
-    return causes.Cause(COMM_CATEGORY, title, evidence=evidence, fixes=DIST_FIXES + extra, source="distributed")
+    return causes.Cause(
+        COMM_CATEGORY, title, evidence=evidence, fixes=DIST_FIXES + extra, source="distributed"
+    )
 
 
 def _names(ranks: Sequence[Mapping[str, Any]]) -> str:
     return ", ".join(str(r.get("rank")) for r in ranks)
 
 
-def _explain_ranks(entries: list[dict[str, Any]], raw_ranks: Sequence[Mapping[str, Any]],
-                   order: Sequence[int]) -> tuple[str, str, Optional[str], Optional[causes.Cause]]:
+def _explain_ranks(
+    entries: list[dict[str, Any]], raw_ranks: Sequence[Mapping[str, Any]], order: Sequence[int]
+) -> tuple[str, str, Optional[str], Optional[causes.Cause]]:
     """(status, message, signal name, cause) of a run where at least one rank did not pass."""
     by_rank = {e["rank"]: (e, raw) for e, raw in zip(entries, raw_ranks)}
     bad = [e for e in entries if e["status"] != "passed"]
@@ -279,9 +359,16 @@ def _explain_ranks(entries: list[dict[str, Any]], raw_ranks: Sequence[Mapping[st
     if root_rank is None:  # none failed by itself: killed at the deadline (or stopped)
         stuck = [e for e in bad if e["status"] in ("timed_out", "killed")]
         stages = sorted({str(e["stage"]) for e in stuck})
-        msg = (f"rank(s) {_names(stuck)} hung (during {', '.join(stages)}) and were killed at the deadline: "
-               "a collective never completed")
-        return "timed_out", msg, None, _comm_cause("The distributed run hung: a collective never completed", None)
+        msg = (
+            f"rank(s) {_names(stuck)} hung (during {', '.join(stages)}) and were killed at the deadline: "
+            "a collective never completed"
+        )
+        return (
+            "timed_out",
+            msg,
+            None,
+            _comm_cause("The distributed run hung: a collective never completed", None),
+        )
     root, root_raw = by_rank[root_rank]
     others = [e for e in bad if e["rank"] != root_rank]
     text = _rank_text(root_raw)
@@ -300,15 +387,26 @@ def _explain_ranks(entries: list[dict[str, Any]], raw_ranks: Sequence[Mapping[st
     elif root["status"] == "timed_out" or any_timeout:
         status = "timed_out"
         waiting = [e for e in others if e["status"] in ("killed", "timed_out")]
-        msg = (f"rank {root_rank}'s collective timed out during {root['stage'] or 'start-up'} "
-               f"({_first_line(text) or 'no error text'})"
-               + (f": rank(s) {_names(waiting)} never joined it (still in "
-                  f"{', '.join(sorted({str(e['stage']) for e in waiting}))}) and were killed" if waiting else ""))
+        msg = (
+            f"rank {root_rank}'s collective timed out during {root['stage'] or 'start-up'} "
+            f"({_first_line(text) or 'no error text'})"
+            + (
+                f": rank(s) {_names(waiting)} never joined it (still in "
+                f"{', '.join(sorted({str(e['stage']) for e in waiting}))}) and were killed"
+                if waiting
+                else ""
+            )
+        )
     else:
         status = "failed"
         msg = f"rank {root_rank} failed during {root['stage'] or 'start-up'}: {root['message']}{after}"
     if own is not None and own.category not in WEAK_ROOTS:
-        return status, msg, sig, own  # e.g. one rank ran out of memory: that, not the collective, is the cause
+        return (
+            status,
+            msg,
+            sig,
+            own,
+        )  # e.g. one rank ran out of memory: that, not the collective, is the cause
     if own is not None and own.category == COMM_CATEGORY:
         return status, msg, sig, own
     all_text = "\n".join(_rank_text(raw) for raw in raw_ranks)
@@ -317,19 +415,34 @@ def _explain_ranks(entries: list[dict[str, Any]], raw_ranks: Sequence[Mapping[st
         return status, msg, sig, found
     if sig is not None:
         extra = own.fixes if own is not None else causes.own_fixes("segfault")
-        return status, msg, sig, _comm_cause(f"Rank {root_rank} died ({sig}) and the collective failed",
-                                             _first_line(text) or None, extra)
+        return (
+            status,
+            msg,
+            sig,
+            _comm_cause(
+                f"Rank {root_rank} died ({sig}) and the collective failed", _first_line(text) or None, extra
+            ),
+        )
     if status == "timed_out":
-        return status, msg, sig, _comm_cause("A collective operation timed out between ranks",
-                                             _first_line(text) or None)
+        return (
+            status,
+            msg,
+            sig,
+            _comm_cause("A collective operation timed out between ranks", _first_line(text) or None),
+        )
     if _COMM_RE.search(text) or any(e["status"] in ("crashed", "killed") for e in others):
-        return status, msg, sig, _comm_cause("Distributed communication failed between ranks",
-                                             _first_line(text) or None)
+        return (
+            status,
+            msg,
+            sig,
+            _comm_cause("Distributed communication failed between ranks", _first_line(text) or None),
+        )
     return status, msg, sig, own
 
 
-def classify(run: harness.ChildRun, *, timeout: float, version: Optional[str], base: Mapping[str, Any],
-             t_begin: float) -> SmokeResult:
+def classify(
+    run: harness.ChildRun, *, timeout: float, version: Optional[str], base: Mapping[str, Any], t_begin: float
+) -> SmokeResult:
     """Pure but for the clock: what the launcher's run means."""
     doc = run.result if isinstance(run.result, dict) and run.result.get("role") == "launcher" else {}
     details: dict[str, Any] = dict(base)
@@ -352,8 +465,11 @@ def classify(run: harness.ChildRun, *, timeout: float, version: Optional[str], b
         vals = [e["timings"][key] for e in entries if key in e["timings"]]
         if vals:
             timings[key if key != "setup" else "model_setup"] = max(vals)
-    per_rank_setup = [sum(e["timings"].get(k, 0.0) for k in ("init", "allreduce", "setup")) for e in entries
-                      if "init" in e["timings"]]
+    per_rank_setup = [
+        sum(e["timings"].get(k, 0.0) for k in ("init", "allreduce", "setup"))
+        for e in entries
+        if "init" in e["timings"]
+    ]
     if per_rank_setup:
         timings["setup"] = round(max(per_rank_setup), 4)
     total = time.monotonic() - t_begin
@@ -370,20 +486,32 @@ def classify(run: harness.ChildRun, *, timeout: float, version: Optional[str], b
         status, message = "failed", f"the distributed smoke launcher could not start: {run.start_error}"
     elif run.timed_out:
         status = "timed_out"
-        message = (f"no verdict within {timeout:g} s: the launcher and its ranks were killed (SIGTERM, then SIGKILL)"
-                   f" during {details['stage'] or 'start-up'}")
+        message = (
+            f"no verdict within {timeout:g} s: the launcher and its ranks were killed (SIGTERM, then SIGKILL)"
+            f" during {details['stage'] or 'start-up'}"
+        )
         cause = _comm_cause("The distributed run hung", None)
-        fixes = (Fix("If the ranks are only slow to start (first CUDA use, NCCL initialisation), allow more time",
-                     f"compat smoke --distributed --timeout {max(600, int(timeout * 3))}"),)
+        fixes = (
+            Fix(
+                "If the ranks are only slow to start (first CUDA use, NCCL initialisation), allow more time",
+                f"compat smoke --distributed --timeout {max(600, int(timeout * 3))}",
+            ),
+        )
     elif not doc:
         status = "failed" if run.signal is None else "crashed"
         sig = harness.signal_name(run.signal) if run.signal is not None else None
-        message = (f"the launcher {'died of ' + sig if sig else f'exited with code {run.returncode}'} without a "
-                   f"verdict ({run.result_problem})")
+        message = (
+            f"the launcher {'died of ' + sig if sig else f'exited with code {run.returncode}'} without a "
+            f"verdict ({run.result_problem})"
+        )
         cause = causes.diagnose(stderr)
         details["stderr_tail"] = "\n".join(stderr.splitlines()[-30:])
-    elif doc.get("status") == "passed" and run.returncode == 0 and entries and all(
-            e["status"] == "passed" for e in entries):
+    elif (
+        doc.get("status") == "passed"
+        and run.returncode == 0
+        and entries
+        and all(e["status"] == "passed" for e in entries)
+    ):
         status, message = "passed", ""
         first = entries[0]
         losses = [_loss(v) for v in first["losses"]]
@@ -395,11 +523,19 @@ def classify(run: harness.ChildRun, *, timeout: float, version: Optional[str], b
         message = str(doc.get("message") or "the launcher failed before starting any rank")
         problem = doc.get("plan_problem")
         if problem == "no_gpu":
-            cause = causes.Cause("no_gpu_visible", "No GPU is visible to PyTorch, so NCCL has nothing to run on",
-                                 evidence=message, fixes=causes.own_fixes("no_gpu_visible"), source="distributed")
+            cause = causes.Cause(
+                "no_gpu_visible",
+                "No GPU is visible to PyTorch, so NCCL has nothing to run on",
+                evidence=message,
+                fixes=causes.own_fixes("no_gpu_visible"),
+                source="distributed",
+            )
         elif problem == "no_nccl":
-            cause = _comm_cause("This PyTorch build has no NCCL backend", message,
-                                (Fix("Install a CUDA build of PyTorch for Linux (they ship NCCL)", "compat suggest"),))
+            cause = _comm_cause(
+                "This PyTorch build has no NCCL backend",
+                message,
+                (Fix("Install a CUDA build of PyTorch for Linux (they ship NCCL)", "compat suggest"),),
+            )
         else:
             cause = causes.diagnose("\n".join([message, str(err.get("traceback") or ""), stderr]))
         details["stderr_tail"] = "\n".join(stderr.splitlines()[-30:])
@@ -414,15 +550,26 @@ def classify(run: harness.ChildRun, *, timeout: float, version: Optional[str], b
     rates = [e["samples_per_second"] for e in entries if e.get("samples_per_second") is not None]
     peaks = [e["peak_memory_bytes"] for e in entries if e.get("peak_memory_bytes") is not None]
     device = rank0.get("device") or (doc.get("device") if isinstance(doc.get("device"), str) else None)
-    version_seen = next((str(_dict(r.get("result")).get("framework_version")) for r in raw_ranks
-                         if _dict(r.get("result")).get("framework_version")), None)
-    version_seen = version_seen or (doc.get("framework_version") if isinstance(doc.get("framework_version"), str)
-                                    else None) or version
+    version_seen = next(
+        (
+            str(_dict(r.get("result")).get("framework_version"))
+            for r in raw_ranks
+            if _dict(r.get("result")).get("framework_version")
+        ),
+        None,
+    )
+    version_seen = (
+        version_seen
+        or (doc.get("framework_version") if isinstance(doc.get("framework_version"), str) else None)
+        or version
+    )
     if status == "passed":
-        message = (f"torch {version_seen or ''} trained a tiny CNN under DistributedDataParallel on "
-                   f"{len(entries)} ranks ({details['backend']}, {device}) for {rank0.get('steps')} steps: "
-                   f"all-reduce correct, weights identical on every rank; rank 0 loss "
-                   f"{rank0.get('loss_first'):.4g} → {rank0.get('loss_last'):.4g}").replace("  ", " ")
+        message = (
+            f"torch {version_seen or ''} trained a tiny CNN under DistributedDataParallel on "
+            f"{len(entries)} ranks ({details['backend']}, {device}) for {rank0.get('steps')} steps: "
+            f"all-reduce correct, weights identical on every rank; rank 0 loss "
+            f"{rank0.get('loss_first'):.4g} → {rank0.get('loss_last'):.4g}"
+        ).replace("  ", " ")
     details["losses"] = rank0.get("losses", [])
     if doc.get("status") == "passed":
         details["peak_memory_kind"] = "gpu_max_allocated" if device == "cuda" else "host_peak_rss"
@@ -439,7 +586,9 @@ def classify(run: harness.ChildRun, *, timeout: float, version: Optional[str], b
         seconds=total,
         samples_per_second=sum(rates) if rates and len(rates) == len(entries) else None,
         peak_memory_bytes=max(peaks) if peaks else None,
-        cudnn_used=cudnn if isinstance(cudnn, bool) and device == "cuda" else (False if device == "cpu" else None),
+        cudnn_used=cudnn
+        if isinstance(cudnn, bool) and device == "cuda"
+        else (False if device == "cpu" else None),
         signal=sig,
         cause=cause.category if cause is not None else None,
         message=message,
@@ -475,15 +624,31 @@ def render_text(result: SmokeResult, stream: Optional[IO[str]] = None) -> str:
         lines.append(st("Ranks", "bold"))
         for e in ranks:
             kind = "ok" if e.get("status") == "passed" else "error"
-            what = f"loss {e['loss_first']:.4g} → {e['loss_last']:.4g}" if (
-                e.get("status") == "passed" and e.get("loss_first") is not None and e.get("loss_last") is not None
-            ) else (e.get("message") or "")
+            what = (
+                f"loss {e['loss_first']:.4g} → {e['loss_last']:.4g}"
+                if (
+                    e.get("status") == "passed"
+                    and e.get("loss_first") is not None
+                    and e.get("loss_last") is not None
+                )
+                else (e.get("message") or "")
+            )
             extra = f" [{e['cause']}]" if e.get("cause") else ""
-            lines.append(f"  rank {e.get('rank')}: {st(str(e.get('status')).upper().replace('_', ' '), kind)}  "
-                         f"{what}{extra}".rstrip())
+            lines.append(
+                f"  rank {e.get('rank')}: {st(str(e.get('status')).upper().replace('_', ' '), kind)}  "
+                f"{what}{extra}".rstrip()
+            )
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["DEFAULT_STEPS", "DEFAULT_TIMEOUT", "budgets", "classify", "exit_code", "render_text", "run_distributed",
-           "run_distributed_result", "validate"]
-
+__all__ = [
+    "DEFAULT_STEPS",
+    "DEFAULT_TIMEOUT",
+    "budgets",
+    "classify",
+    "exit_code",
+    "render_text",
+    "run_distributed",
+    "run_distributed_result",
+    "validate",
+]

@@ -138,7 +138,7 @@ def group_members(pgid: int, exclude: Sequence[int] = ()) -> Optional[list[int]]
             stat = (entry / "stat").read_text(encoding="ascii", errors="replace")
         except OSError:
             continue
-        fields = stat[stat.rfind(")") + 2:].split()
+        fields = stat[stat.rfind(")") + 2 :].split()
         # fields: state ppid pgrp ...
         if len(fields) >= 3 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
             out.append(int(entry.name))
@@ -196,7 +196,9 @@ class _Waiter:
             self.pidfd = None
 
 
-def kill_group(pgid: int, leader_alive: Callable[[float], bool], grace: float, exclude: Sequence[int] = ()) -> int:
+def kill_group(
+    pgid: int, leader_alive: Callable[[float], bool], grace: float, exclude: Sequence[int] = ()
+) -> int:
     """SIGTERM the group, wait up to `grace` for it to go, SIGKILL what is left. Returns how many were alive.
 
     leader_alive(seconds) waits up to that long for the leader to end (True: it ended).
@@ -265,12 +267,30 @@ def run_child(
     with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:
         try:
             proc = subprocess.Popen(
-                list(argv), stdin=subprocess.DEVNULL, stdout=out_f, stderr=err_f, start_new_session=True,
-                env=dict(env) if env is not None else None, cwd=cwd,
+                list(argv),
+                stdin=subprocess.DEVNULL,
+                stdout=out_f,
+                stderr=err_f,
+                start_new_session=True,
+                env=dict(env) if env is not None else None,
+                cwd=cwd,
             )
         except OSError as exc:
-            return ChildRun(tuple(argv), None, None, False, f"{type(exc).__name__}: {exc}", "", "", None,
-                            "the child did not start", time.monotonic() - t0, t_spawn, time.time(), None)
+            return ChildRun(
+                tuple(argv),
+                None,
+                None,
+                False,
+                f"{type(exc).__name__}: {exc}",
+                "",
+                "",
+                None,
+                "the child did not start",
+                time.monotonic() - t0,
+                t_spawn,
+                time.time(),
+                None,
+            )
         waiter = _Waiter(proc)
         timed_out = False
         overflow = False
@@ -279,7 +299,9 @@ def run_child(
             ended, overflow = _wait_watching_output(waiter, timeout, (out_f, err_f))
             if overflow:
                 kill_group(proc.pid, waiter.wait, grace)
-                notes.append(f"its output passed {OUTPUT_MAX_BYTES // 2**20} MiB: killed before it filled the disk")
+                notes.append(
+                    f"its output passed {OUTPUT_MAX_BYTES // 2**20} MiB: killed before it filled the disk"
+                )
             elif not ended:
                 timed_out = True
                 leftovers = kill_group(proc.pid, waiter.wait, grace)
@@ -304,7 +326,25 @@ def run_child(
     evidence = None
     if rc == -signal.SIGKILL and not timed_out and not overflow:
         log, source = kernel_log()
-        evidence = oom.judge(proc.pid, before, oom_counter(), log, source, None if since is None else since - 1.0)
+        evidence = oom.judge(
+            proc.pid, before, oom_counter(), log, source, None if since is None else since - 1.0
+        )
     stage = (result or {}).get("stage") if isinstance((result or {}).get("stage"), str) else None
-    return ChildRun(tuple(argv), proc.pid, rc, timed_out, None, stdout, stderr, result, problem, seconds, t_spawn,
-                    t_exit, stage or last_stage(stderr), leftovers, evidence, tuple(notes))
+    return ChildRun(
+        tuple(argv),
+        proc.pid,
+        rc,
+        timed_out,
+        None,
+        stdout,
+        stderr,
+        result,
+        problem,
+        seconds,
+        t_spawn,
+        t_exit,
+        stage or last_stage(stderr),
+        leftovers,
+        evidence,
+        tuple(notes),
+    )

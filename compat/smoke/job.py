@@ -23,12 +23,25 @@ from compat.smoke.result import SmokeOptions, SmokeResult
 HERE = Path(__file__).resolve().parent
 CHILD_SCRIPTS = {"torch": HERE / "_child_torch.py", "tensorflow": HERE / "_child_tf.py"}
 # Distributions that provide the `tensorflow` module.
-TF_DISTS = ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly", "tensorflow-macos", "tensorflow-intel")
+TF_DISTS = (
+    "tensorflow",
+    "tensorflow-cpu",
+    "tensorflow-gpu",
+    "tf-nightly",
+    "tensorflow-macos",
+    "tensorflow-intel",
+)
 DISTS = {"torch": ("torch",), "tensorflow": TF_DISTS}
-INSTALL = {"torch": Fix("Install PyTorch (see https://pytorch.org/get-started/locally/ for the CUDA wheels)",
-                        "pip install torch"),
-           "tensorflow": Fix("Install TensorFlow (the [and-cuda] extra brings its CUDA libraries on Linux)",
-                             "pip install 'tensorflow[and-cuda]'")}
+INSTALL = {
+    "torch": Fix(
+        "Install PyTorch (see https://pytorch.org/get-started/locally/ for the CUDA wheels)",
+        "pip install torch",
+    ),
+    "tensorflow": Fix(
+        "Install TensorFlow (the [and-cuda] extra brings its CUDA libraries on Linux)",
+        "pip install 'tensorflow[and-cuda]'",
+    ),
+}
 DETECT_TIMEOUT = 60.0
 MISMATCH_FIXES = (
     Fix("Check the GPU's memory for ECC errors and retired pages", "nvidia-smi -q -d ECC,PAGE_RETIREMENT"),
@@ -90,8 +103,13 @@ def installed_here() -> dict[str, Optional[str]]:
 def installed_in(python: str) -> tuple[Optional[dict[str, Optional[str]]], str]:
     """Which frameworks another interpreter has: (mapping or None, why None)."""
     try:
-        proc = subprocess.run([python, "-c", DETECT_CODE], stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=DETECT_TIMEOUT, check=False)
+        proc = subprocess.run(
+            [python, "-c", DETECT_CODE],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=DETECT_TIMEOUT,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         return None, f"{python} did not answer within {DETECT_TIMEOUT:g} s"
     except OSError as exc:
@@ -111,9 +129,24 @@ def installed_in(python: str) -> tuple[Optional[dict[str, Optional[str]]], str]:
 
 def default_child_argv(python: str, options: SmokeOptions) -> ChildArgv:
     def build(framework: str, result_path: Path, t0: float) -> list[str]:
-        argv = [python, "-X", "faulthandler", str(CHILD_SCRIPTS[framework]), "--out", str(result_path),
-                "--device", options.device, "--steps", str(options.steps), "--batch-size", str(options.batch_size),
-                "--compare", options.compare, "--t0", repr(t0)]
+        argv = [
+            python,
+            "-X",
+            "faulthandler",
+            str(CHILD_SCRIPTS[framework]),
+            "--out",
+            str(result_path),
+            "--device",
+            options.device,
+            "--steps",
+            str(options.steps),
+            "--batch-size",
+            str(options.batch_size),
+            "--compare",
+            options.compare,
+            "--t0",
+            repr(t0),
+        ]
         if options.amp:
             argv.append("--amp")
         if options.find_max_batch:
@@ -142,43 +175,75 @@ def run_smoke(
     options.validate()
     t_begin = time.monotonic()
     python = options.python or sys.executable
-    base: dict[str, Any] = {"requested_framework": options.framework, "requested_device": options.device,
-                            "batch_size": options.batch_size, "python": python}
+    base: dict[str, Any] = {
+        "requested_framework": options.framework,
+        "requested_device": options.device,
+        "batch_size": options.batch_size,
+        "python": python,
+    }
     if installed is None:
         # Not realpath: a virtual environment's python is a link to the base interpreter, with other packages.
         if options.python and os.path.abspath(options.python) != os.path.abspath(sys.executable):
             found, why = installed_in(options.python)
             if found is None:
-                return SmokeResult("failed", None if options.framework == "auto" else options.framework,
-                                   seconds=time.monotonic() - t_begin,
-                                   message=f"could not inspect the interpreter: {why}", details=base)
+                return SmokeResult(
+                    "failed",
+                    None if options.framework == "auto" else options.framework,
+                    seconds=time.monotonic() - t_begin,
+                    message=f"could not inspect the interpreter: {why}",
+                    details=base,
+                )
             installed = found
         else:
             installed = installed_here()
     if options.framework == "auto":
         framework = next((f for f in ("torch", "tensorflow") if installed.get(f)), None)
         if framework is None:
-            return SmokeResult("skipped", None, seconds=time.monotonic() - t_begin,
-                               message=f"no deep-learning framework is installed for {python} (neither torch nor "
-                                       "tensorflow): nothing to train", fixes=(INSTALL["torch"], INSTALL["tensorflow"]),
-                               details=base)
+            return SmokeResult(
+                "skipped",
+                None,
+                seconds=time.monotonic() - t_begin,
+                message=f"no deep-learning framework is installed for {python} (neither torch nor "
+                "tensorflow): nothing to train",
+                fixes=(INSTALL["torch"], INSTALL["tensorflow"]),
+                details=base,
+            )
     else:
         framework = options.framework
         if not installed.get(framework):
-            return SmokeResult("skipped", framework, seconds=time.monotonic() - t_begin,
-                               message=f"{framework} was asked for but is not installed for {python}",
-                               fixes=(INSTALL[framework],), details=base)
+            return SmokeResult(
+                "skipped",
+                framework,
+                seconds=time.monotonic() - t_begin,
+                message=f"{framework} was asked for but is not installed for {python}",
+                fixes=(INSTALL[framework],),
+                details=base,
+            )
     build = child_argv or default_child_argv(python, options)
     workdir = tempfile.mkdtemp(prefix="compat-smoke-")
     try:
         result_path = Path(workdir) / "result.json"
         argv = list(build(framework, result_path, time.time()))
-        run = harness.run_child(argv, result_path, timeout=options.timeout, env=env, cwd=workdir, grace=grace,
-                                oom_counter=oom_counter, kernel_log=kernel_log)
+        run = harness.run_child(
+            argv,
+            result_path,
+            timeout=options.timeout,
+            env=env,
+            cwd=workdir,
+            grace=grace,
+            oom_counter=oom_counter,
+            kernel_log=kernel_log,
+        )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    return classify(run, options=options, framework=framework, version=installed.get(framework), base=base,
-                    t_begin=t_begin)
+    return classify(
+        run,
+        options=options,
+        framework=framework,
+        version=installed.get(framework),
+        base=base,
+        t_begin=t_begin,
+    )
 
 
 def _float(v: Any) -> Optional[float]:
@@ -223,10 +288,20 @@ def _tail(text: str, lines: int = 30) -> str:
     return "\n".join(_printable(line)[:1000] for line in kept[-lines:])
 
 
-def _timings(run: harness.ChildRun, child: Mapping[str, Any], child_end: Any, total: float) -> dict[str, float]:
+def _timings(
+    run: harness.ChildRun, child: Mapping[str, Any], child_end: Any, total: float
+) -> dict[str, float]:
     out: dict[str, float] = {}
-    for key in ("child_start", "import", "device", "setup", "first_step", "steady_steps", "compare",
-                "find_max_batch"):
+    for key in (
+        "child_start",
+        "import",
+        "device",
+        "setup",
+        "first_step",
+        "steady_steps",
+        "compare",
+        "find_max_batch",
+    ):
         v = _float(child.get(key))
         if v is not None:
             out[key] = v
@@ -238,8 +313,15 @@ def _timings(run: harness.ChildRun, child: Mapping[str, Any], child_end: Any, to
     return {k: round(v, 4) for k, v in out.items()}
 
 
-def classify(run: harness.ChildRun, *, options: SmokeOptions, framework: str, version: Optional[str],
-             base: Mapping[str, Any], t_begin: float) -> SmokeResult:
+def classify(
+    run: harness.ChildRun,
+    *,
+    options: SmokeOptions,
+    framework: str,
+    version: Optional[str],
+    base: Mapping[str, Any],
+    t_begin: float,
+) -> SmokeResult:
     """Pure but for the clock: what the child run means."""
     r: dict[str, Any] = run.result if isinstance(run.result, dict) else {}
     child_status = r.get("status")
@@ -286,22 +368,33 @@ def classify(run: harness.ChildRun, *, options: SmokeOptions, framework: str, ve
         status, message = "failed", f"the smoke child could not start: {run.start_error}"
     elif run.timed_out:
         status = "timed_out"
-        message = (f"no verdict within {options.timeout:g} s: the child hung during {stage}; its process group was "
-                   "killed (SIGTERM, then SIGKILL)")
+        message = (
+            f"no verdict within {options.timeout:g} s: the child hung during {stage}; its process group was "
+            "killed (SIGTERM, then SIGKILL)"
+        )
         cause = causes.diagnose(error_text + "\n" + stderr)
-        fixes = (Fix("If the GPU or the framework is only slow to start (first CUDA use, kernel compilation), "
-                     "allow more time", f"compat smoke --timeout {max(600, int(options.timeout * 3))}"),)
+        fixes = (
+            Fix(
+                "If the GPU or the framework is only slow to start (first CUDA use, kernel compilation), "
+                "allow more time",
+                f"compat smoke --timeout {max(600, int(options.timeout * 3))}",
+            ),
+        )
     elif run.signal is not None:
         status = "crashed"
         sig = harness.signal_name(run.signal)
         confirmed = run.oom.confirmed if run.oom is not None else None
         if sig == "SIGKILL":
             cause = causes.signal_cause(run.signal, confirmed) or causes.diagnose(error_text + "\n" + stderr)
-            why = {True: "the kernel's OOM killer (" + (run.oom.evidence if run.oom else "") + ")",
-                   False: "not the OOM killer as far as the counters show (" + (run.oom.evidence if run.oom else "")
-                   + "): another process, a supervisor or a container limit",
-                   None: "possibly the kernel's OOM killer, which could not be confirmed ("
-                   + (run.oom.evidence if run.oom else "") + ")"}[confirmed]
+            why = {
+                True: "the kernel's OOM killer (" + (run.oom.evidence if run.oom else "") + ")",
+                False: "not the OOM killer as far as the counters show ("
+                + (run.oom.evidence if run.oom else "")
+                + "): another process, a supervisor or a container limit",
+                None: "possibly the kernel's OOM killer, which could not be confirmed ("
+                + (run.oom.evidence if run.oom else "")
+                + ")",
+            }[confirmed]
             message = f"the smoke child was killed (SIGKILL) during {stage}: {why}"
         else:
             cause = causes.diagnose(error_text + "\n" + stderr) or causes.signal_cause(run.signal, None)
@@ -311,8 +404,10 @@ def classify(run: harness.ChildRun, *, options: SmokeOptions, framework: str, ve
         if run.returncode == 0:
             message = f"garbage output: the child exited 0 but {run.result_problem or 'wrote no verdict'}"
         else:
-            message = (f"the child exited with code {run.returncode} during {stage} before writing a verdict"
-                       f" ({run.result_problem})")
+            message = (
+                f"the child exited with code {run.returncode} during {stage} before writing a verdict"
+                f" ({run.result_problem})"
+            )
             cause = causes.diagnose(stderr)
         details["stdout_tail"] = _tail(run.stdout, 10)
     elif child_status == "failed":
@@ -338,8 +433,10 @@ def classify(run: harness.ChildRun, *, options: SmokeOptions, framework: str, ve
     if status == "passed":
         device = r.get("device")
         a, b = loss_values[0], loss_values[-1]
-        message = (f"{framework} {r.get('framework_version') or version or ''} trained a tiny CNN for "
-                   f"{len(loss_values)} steps on {device}: loss {a:.4g} → {b:.4g}").replace("  ", " ")
+        message = (
+            f"{framework} {r.get('framework_version') or version or ''} trained a tiny CNN for "
+            f"{len(loss_values)} steps on {device}: loss {a:.4g} → {b:.4g}"
+        ).replace("  ", " ")
     else:
         details["stderr_tail"] = _tail(run.stderr)
     if cause is not None:

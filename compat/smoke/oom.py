@@ -115,7 +115,14 @@ def read_kernel_log(timeout: float = 5.0) -> tuple[Optional[str], str]:
     """Acquire: (the kernel log or None, where it came from or why not). Often unreadable without root."""
     argv: Sequence[str] = ("dmesg",)
     try:
-        proc = subprocess.run(list(argv), stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False, env={**os.environ, "LC_ALL": "C"})
+        proc = subprocess.run(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+            env={**os.environ, "LC_ALL": "C"},
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         return None, f"dmesg could not run ({exc})"
     if proc.returncode != 0:
@@ -133,20 +140,30 @@ class OomEvidence:
     evidence: str
 
 
-def judge(pid: int, before: OomCount, after: OomCount, kernel_log: Optional[str], log_source: str,
-          since: Optional[float]) -> OomEvidence:
+def judge(
+    pid: int,
+    before: OomCount,
+    after: OomCount,
+    kernel_log: Optional[str],
+    log_source: str,
+    since: Optional[float],
+) -> OomEvidence:
     """Pure: combine the counter before/after the run and the kernel log into a verdict."""
     notes: list[str] = []
     if before.value is not None and after.value is not None:
         delta = after.value - before.value
         if delta > 0:
-            return OomEvidence(True, f"the cgroup OOM-kill count rose by {delta} during the run ({after.source})")
+            return OomEvidence(
+                True, f"the cgroup OOM-kill count rose by {delta} during the run ({after.source})"
+            )
         notes.append(f"the cgroup OOM-kill count did not change ({after.source})")
     else:
         notes.append(f"OOM-kill count unknown: {after.source if after.value is None else before.source}")
     if kernel_log is not None:
         if pid in parse_kernel_log(kernel_log, since):
-            return OomEvidence(True, f"the kernel log says the OOM killer killed process {pid} ({log_source})")
+            return OomEvidence(
+                True, f"the kernel log says the OOM killer killed process {pid} ({log_source})"
+            )
         notes.append(f"the kernel log does not name process {pid}")
     else:
         notes.append(f"kernel log unreadable: {log_source}")

@@ -8,9 +8,18 @@ from typing import IO, Any, Optional
 from compat.findings import Finding
 from compat.smoke.result import SmokeResult
 
-_STAGE_LABELS = (("child_start", "child start"), ("import", "import"), ("device", "device"), ("setup", "setup"),
-                 ("first_step", "first step"), ("steady_steps", "steady steps"), ("compare", "CPU comparison"),
-                 ("find_max_batch", "max-batch search"), ("child_exit", "child exit"), ("overhead", "overhead"))
+_STAGE_LABELS = (
+    ("child_start", "child start"),
+    ("import", "import"),
+    ("device", "device"),
+    ("setup", "setup"),
+    ("first_step", "first step"),
+    ("steady_steps", "steady steps"),
+    ("compare", "CPU comparison"),
+    ("find_max_batch", "max-batch search"),
+    ("child_exit", "child exit"),
+    ("overhead", "overhead"),
+)
 
 
 def _mib(n: Optional[int]) -> str:
@@ -33,8 +42,11 @@ def summary(result: SmokeResult) -> str:
         parts.append(f"{result.samples_per_second:,.0f} samples/s")
     if result.peak_memory_bytes is not None:
         kind = result.details.get("peak_memory_kind")
-        where = {"host_peak_rss": " (host, peak RSS)", "gpu_max_allocated": " (GPU)", "gpu_peak": " (GPU)"}.get(
-            str(kind), "")
+        where = {
+            "host_peak_rss": " (host, peak RSS)",
+            "gpu_max_allocated": " (GPU)",
+            "gpu_peak": " (GPU)",
+        }.get(str(kind), "")
         parts.append(f"peak memory {_mib(result.peak_memory_bytes)}{where}")
     if result.cudnn_used is not None:
         parts.append("cuDNN used" if result.cudnn_used else "cuDNN not used")
@@ -54,40 +66,100 @@ def smoke_findings(result: SmokeResult) -> list[Finding]:
     where = result.device_name or result.device or "?"
     diag = result.details.get("diagnosis")
     cause_title = diag.get("title") if isinstance(diag, dict) else None
-    facts = _facts(result, "status", "framework", "framework_version", "device", "device_name", "cause", "signal",
-                   "loss_first", "loss_last", "samples_per_second", "peak_memory_bytes", "cudnn_used", "max_batch")
+    facts = _facts(
+        result,
+        "status",
+        "framework",
+        "framework_version",
+        "device",
+        "device_name",
+        "cause",
+        "signal",
+        "loss_first",
+        "loss_last",
+        "samples_per_second",
+        "peak_memory_bytes",
+        "cudnn_used",
+        "max_batch",
+    )
     stage = result.details.get("stage")
     if stage:
         facts["stage"] = stage
     out: list[Finding] = []
     if result.status == "passed":
-        out.append(Finding("smoke.passed", "info", f"Smoke training passed: {what} on {result.device} ({where})",
-                           summary(result) + ".", facts=facts, group="smoke"))
+        out.append(
+            Finding(
+                "smoke.passed",
+                "info",
+                f"Smoke training passed: {what} on {result.device} ({where})",
+                summary(result) + ".",
+                facts=facts,
+                group="smoke",
+            )
+        )
         if result.device == "cpu" and result.details.get("requested_device", "auto") == "auto":
-            out.append(Finding("smoke.cpu_only", "info", f"Smoke training ran on the CPU: {what} sees no GPU",
-                               "With --device auto the job uses the GPU when the framework sees one; it saw none. "
-                               "Use --device cuda to make that a failure.", facts=facts, group="smoke"))
+            out.append(
+                Finding(
+                    "smoke.cpu_only",
+                    "info",
+                    f"Smoke training ran on the CPU: {what} sees no GPU",
+                    "With --device auto the job uses the GPU when the framework sees one; it saw none. "
+                    "Use --device cuda to make that a failure.",
+                    facts=facts,
+                    group="smoke",
+                )
+            )
         if result.max_batch is not None:
             per = result.details.get("memory_per_sample_bytes")
             search = result.details.get("max_batch_search") or {}
-            stopped = {"out_of_memory": "the next doubling ran out of memory", "cap": "the cap was reached",
-                       "limit": "the search limit was reached"}.get(str(search.get("stopped")), "")
-            out.append(Finding("smoke.max_batch", "info", f"Largest batch that fit: {result.max_batch}"
-                               + (f" (about {_mib(per)} per sample)" if per else ""),
-                               f"Doubling the batch size of the tiny CNN from {result.details.get('batch_size')}: "
-                               f"{stopped}.", facts=facts, group="smoke"))
+            stopped = {
+                "out_of_memory": "the next doubling ran out of memory",
+                "cap": "the cap was reached",
+                "limit": "the search limit was reached",
+            }.get(str(search.get("stopped")), "")
+            out.append(
+                Finding(
+                    "smoke.max_batch",
+                    "info",
+                    f"Largest batch that fit: {result.max_batch}"
+                    + (f" (about {_mib(per)} per sample)" if per else ""),
+                    f"Doubling the batch size of the tiny CNN from {result.details.get('batch_size')}: "
+                    f"{stopped}.",
+                    facts=facts,
+                    group="smoke",
+                )
+            )
         elif result.details.get("max_batch_note"):
-            out.append(Finding("smoke.max_batch", "info", "Max-batch search not run",
-                               str(result.details["max_batch_note"]) + ".", facts=facts, group="smoke"))
+            out.append(
+                Finding(
+                    "smoke.max_batch",
+                    "info",
+                    "Max-batch search not run",
+                    str(result.details["max_batch_note"]) + ".",
+                    facts=facts,
+                    group="smoke",
+                )
+            )
         return out
     if result.status == "skipped":
         explicit = result.exit_code != 0
-        out.append(Finding("smoke.not_installed" if explicit else "smoke.skipped", "error" if explicit else "info",
-                           f"{result.framework} is not installed" if explicit else "Smoke training skipped",
-                           result.message, fixes=result.fixes, facts=facts, group="smoke"))
+        out.append(
+            Finding(
+                "smoke.not_installed" if explicit else "smoke.skipped",
+                "error" if explicit else "info",
+                f"{result.framework} is not installed" if explicit else "Smoke training skipped",
+                result.message,
+                fixes=result.fixes,
+                facts=facts,
+                group="smoke",
+            )
+        )
         return out
-    title = {"failed": "Smoke training failed", "crashed": f"Smoke training crashed ({result.signal})",
-             "timed_out": "Smoke training timed out"}[result.status]
+    title = {
+        "failed": "Smoke training failed",
+        "crashed": f"Smoke training crashed ({result.signal})",
+        "timed_out": "Smoke training timed out",
+    }[result.status]
     if cause_title:
         title += f": {cause_title}"
     message = result.message
@@ -95,8 +167,11 @@ def smoke_findings(result: SmokeResult) -> list[Finding]:
         evidence = str(diag["evidence"]).strip().splitlines()[0].strip()
         if evidence and evidence[:80] not in message:
             message += f". Evidence: {evidence[:300]}"
-    out.append(Finding(f"smoke.{result.status}", "error", title, message, fixes=result.fixes, facts=facts,
-                       group="smoke"))
+    out.append(
+        Finding(
+            f"smoke.{result.status}", "error", title, message, fixes=result.fixes, facts=facts, group="smoke"
+        )
+    )
     return out
 
 

@@ -51,7 +51,9 @@ class SmokeOptions:
         if self.device not in DEVICES:
             raise InputError(f"--device must be one of {', '.join(DEVICES)}, got {self.device!r}")
         if self.steps < 2:
-            raise InputError(f"--steps must be at least 2 (the loss has to be seen to decrease), got {self.steps}")
+            raise InputError(
+                f"--steps must be at least 2 (the loss has to be seen to decrease), got {self.steps}"
+            )
         if self.batch_size < 1:
             raise InputError(f"--batch-size must be at least 1, got {self.batch_size}")
         if not (self.timeout > 0 and math.isfinite(self.timeout)):
@@ -110,24 +112,28 @@ class SmokeResult:
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {k: v for k, v in self.details.items()}
-        doc.update({
-            "schema_version": SCHEMA_VERSION,
-            "status": self.status,
-            "framework": self.framework,
-            "framework_version": self.framework_version,
-            "device": self.device,
-            "device_name": self.device_name,
-            "steps": self.steps,
-            "loss_first": self.loss_first,
-            "loss_last": self.loss_last,
-            "seconds": round(self.seconds, 3),
-            "samples_per_second": None if self.samples_per_second is None else round(self.samples_per_second, 1),
-            "peak_memory_bytes": self.peak_memory_bytes,
-            "cudnn_used": self.cudnn_used,
-            "max_batch": self.max_batch,
-            "signal": self.signal,
-            "cause": self.cause,
-            "message": self.message,
-            "fixes": [f.to_json() for f in self.fixes],
-        })
+        doc.update(
+            {
+                "schema_version": SCHEMA_VERSION,
+                "status": self.status,
+                "framework": self.framework,
+                "framework_version": self.framework_version,
+                "device": self.device,
+                "device_name": self.device_name,
+                "steps": self.steps,
+                "loss_first": self.loss_first,
+                "loss_last": self.loss_last,
+                "seconds": round(self.seconds, 3),
+                "samples_per_second": None
+                if self.samples_per_second is None
+                else round(self.samples_per_second, 1),
+                "peak_memory_bytes": self.peak_memory_bytes,
+                "cudnn_used": self.cudnn_used,
+                "max_batch": self.max_batch,
+                "signal": self.signal,
+                "cause": self.cause,
+                "message": self.message,
+                "fixes": [f.to_json() for f in self.fixes],
+            }
+        )
         return doc

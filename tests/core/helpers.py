@@ -12,7 +12,9 @@ from compat.resolver import resolve
 
 def check(m: Matrix, *, require_gpu: bool = False, os: str = "linux", **flags: Optional[str]) -> Report:
     facts = Facts(values={"os": make_fact("os", os, "--os")})
-    return resolve(apply_flags(facts, {k: v for k, v in flags.items() if v is not None}), m, require_gpu=require_gpu)
+    return resolve(
+        apply_flags(facts, {k: v for k, v in flags.items() if v is not None}), m, require_gpu=require_gpu
+    )
 
 
 def by_id(report: Report, check_id: str) -> list[Finding]:

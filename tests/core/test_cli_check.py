@@ -36,8 +36,12 @@ def test_json_document_contract(run) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_json_is_deterministic(run) -> None:  # type: ignore[no-untyped-def]
-    a = run("check", "--cuda", "12.1", "--driver", "525.60.13", "--gpu", "RTX 4090", "--json", "--os", "linux")
-    b = run("check", "--cuda", "12.1", "--driver", "525.60.13", "--gpu", "RTX 4090", "--json", "--os", "linux")
+    a = run(
+        "check", "--cuda", "12.1", "--driver", "525.60.13", "--gpu", "RTX 4090", "--json", "--os", "linux"
+    )
+    b = run(
+        "check", "--cuda", "12.1", "--driver", "525.60.13", "--gpu", "RTX 4090", "--json", "--os", "linux"
+    )
     assert a.out == b.out and a.code == b.code == 0
 
 
@@ -85,8 +89,18 @@ def test_unknown_gpu_suggests_close_names(run) -> None:  # type: ignore[no-untyp
     assert r.code == 2 and "did you mean" in r.err and "4090" in r.err
 
 
-@pytest.mark.parametrize("name", ["RTX 4090", "NVIDIA GeForce RTX 4090", "Tesla V100-SXM2-16GB", "NVIDIA H100 80GB HBM3",
-                                  "NVIDIA RTX 6000 Ada Generation", "nvidia geforce rtx 4090", "Quadro RTX 6000"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "RTX 4090",
+        "NVIDIA GeForce RTX 4090",
+        "Tesla V100-SXM2-16GB",
+        "NVIDIA H100 80GB HBM3",
+        "NVIDIA RTX 6000 Ada Generation",
+        "nvidia geforce rtx 4090",
+        "Quadro RTX 6000",
+    ],
+)
 def test_gpu_names_resolve_leniently(run, name: str) -> None:  # type: ignore[no-untyped-def]
     r = run("check", "--gpu", name, "--json")
     assert r.code == 0, r.err
@@ -94,8 +108,12 @@ def test_gpu_names_resolve_leniently(run, name: str) -> None:  # type: ignore[no
 
 @pytest.mark.parametrize(
     ("content", "needle"),
-    [("", "is empty"), ("{nope", "is not JSON"), ('{"schema_version": 7, "facts": {}}', "schema_version 7"),
-     ('{"schema_version": 1, "facts": {"torch": {"raw": "2..1"}}}', "malformed PyTorch version")],
+    [
+        ("", "is empty"),
+        ("{nope", "is not JSON"),
+        ('{"schema_version": 7, "facts": {}}', "schema_version 7"),
+        ('{"schema_version": 1, "facts": {"torch": {"raw": "2..1"}}}', "malformed PyTorch version"),
+    ],
 )
 def test_bad_snapshot_exit_2(run, tmp_path: Path, content: str, needle: str) -> None:  # type: ignore[no-untyped-def]
     p = tmp_path / "s.json"
@@ -183,9 +201,21 @@ def test_python_dash_m_and_real_exit_codes() -> None:
     env = {**os.environ, "NO_COLOR": "1"}
     if os.environ.get("TEST_MATRIX_DIR"):
         env["COMPAT_MATRIX_DIR"] = os.environ["TEST_MATRIX_DIR"]
-    p = subprocess.run([sys.executable, "-m", "compat", "check", "--driver", "banana"], capture_output=True, text=True,
-                       cwd=ROOT, env=env, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-m", "compat", "check", "--driver", "banana"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=60,
+    )
     assert p.returncode == 2 and "malformed driver version" in p.stderr
-    p = subprocess.run([sys.executable, "-m", "compat", "check", "--cuda", "12.1", "--driver", "470.82.01", "--os",
-                        "linux"], capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-m", "compat", "check", "--cuda", "12.1", "--driver", "470.82.01", "--os", "linux"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=60,
+    )
     assert p.returncode == 1

@@ -26,8 +26,11 @@ def test_malformed_fact_is_input_error() -> None:
 
 def test_snapshot_round_trip(tmp_path: Path) -> None:
     facts = Facts(
-        values={"driver": make_fact("driver", "550.54.15", "nvml"), "torch": make_fact("torch", "2.5.1+cu124", "torch"),
-                "cudnn": make_fact("cudnn", "", "probe", reason="no cuDNN found")},
+        values={
+            "driver": make_fact("driver", "550.54.15", "nvml"),
+            "torch": make_fact("torch", "2.5.1+cu124", "torch"),
+            "cudnn": make_fact("cudnn", "", "probe", reason="no cuDNN found"),
+        },
         gpus=(Gpu("NVIDIA H100 80GB HBM3", "9.0", "nvml", 0, {"memory_total": 85520809984}),),
         probes={"resources": {"shm_bytes": 67108864}},
     )
@@ -65,12 +68,22 @@ def test_missing_snapshot(tmp_path: Path) -> None:
 
 
 def test_overrides_replace_and_empty_means_absent() -> None:
-    base = Facts(values={"driver": make_fact("driver", "550.54.15", "nvml"),
-                         "torch": make_fact("torch", "2.5.1", "dist"),
-                         "torch_cuda": make_fact("torch_cuda", "12.4", "torch.version.cuda")},
-                 gpus=(Gpu("NVIDIA A100-SXM4-80GB", "8.0", "nvml"),))
-    out = apply_overrides(base, {"COMPAT_OVERRIDE_DRIVER": "470.82.01", "COMPAT_OVERRIDE_TORCH": "2.1.0+cu121",
-                                 "COMPAT_OVERRIDE_GPU": ""})
+    base = Facts(
+        values={
+            "driver": make_fact("driver", "550.54.15", "nvml"),
+            "torch": make_fact("torch", "2.5.1", "dist"),
+            "torch_cuda": make_fact("torch_cuda", "12.4", "torch.version.cuda"),
+        },
+        gpus=(Gpu("NVIDIA A100-SXM4-80GB", "8.0", "nvml"),),
+    )
+    out = apply_overrides(
+        base,
+        {
+            "COMPAT_OVERRIDE_DRIVER": "470.82.01",
+            "COMPAT_OVERRIDE_TORCH": "2.1.0+cu121",
+            "COMPAT_OVERRIDE_GPU": "",
+        },
+    )
     assert out.values["driver"].raw == "470.82.01" and out.values["driver"].source == "COMPAT_OVERRIDE_DRIVER"
     assert out.values["torch"].raw == "2.1.0+cu121"
     # A new torch invalidates the facts measured from the old one.
@@ -79,8 +92,9 @@ def test_overrides_replace_and_empty_means_absent() -> None:
 
 
 def test_override_empty_driver_is_missing_with_reason() -> None:
-    out = apply_overrides(Facts(values={"driver": make_fact("driver", "550.54.15", "nvml")}),
-                          {"COMPAT_OVERRIDE_DRIVER": ""})
+    out = apply_overrides(
+        Facts(values={"driver": make_fact("driver", "550.54.15", "nvml")}), {"COMPAT_OVERRIDE_DRIVER": ""}
+    )
     assert out.get("driver") is None
     assert "COMPAT_OVERRIDE_DRIVER" in (out.reason("driver") or "")
 

@@ -27,7 +27,13 @@ from tests.conftest import ROOT
 from tests.fuzzing import FUZZ, LIMIT_S, WRONG, check, json_paths, mutate
 
 FILES = sorted(p.name for p in (ROOT / "matrix").glob("*.yaml"))
-YAML_WRONG = tuple(v for v in WRONG if v != "\ud800") + ("2026-01-01", "sm_86", "535.104.05", [{}], {"x": [1]})
+YAML_WRONG = tuple(v for v in WRONG if v != "\ud800") + (
+    "2026-01-01",
+    "sm_86",
+    "535.104.05",
+    [{}],
+    {"x": [1]},
+)
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +69,19 @@ def _validate(run, d: Path, label: str, *, also_check: bool = True) -> None:  # 
     compat.matrix._CACHE.clear()
     if not also_check:
         return
-    check(run, "check", "--matrix", str(d), "--driver", "535.104.05", "--torch", "2.1.0", "--gpu", "RTX 4090",
-          what=f"check --matrix ({label})")
+    check(
+        run,
+        "check",
+        "--matrix",
+        str(d),
+        "--driver",
+        "535.104.05",
+        "--torch",
+        "2.1.0",
+        "--gpu",
+        "RTX 4090",
+        what=f"check --matrix ({label})",
+    )
     compat.matrix._CACHE.clear()
 
 
@@ -101,7 +118,6 @@ def test_random_wrong_values(run, mdir: Path, docs: dict[str, Any], data: st.Dat
         _validate(run, mdir, f"{name} {path} = {value!r:.40}")
 
 
-
 @settings(FUZZ, max_examples=20)
 @given(data=st.binary(max_size=1024), name=st.sampled_from(FILES))
 def test_random_bytes(run, mdir: Path, data: bytes, name: str) -> None:  # type: ignore[no-untyped-def]
@@ -109,41 +125,59 @@ def test_random_bytes(run, mdir: Path, data: bytes, name: str) -> None:  # type:
         _validate(run, mdir, f"{name} = {data[:40]!r}")
 
 
-
 # ------------------------------------------------------------------ regressions
 
 LAUGHS = "updated: 2026-01-01\na: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(
-    f"{chr(98 + i)}: &{chr(98 + i)} [{','.join([f'*{chr(97 + i)}'] * 10)}]\n" for i in range(8))
+    f"{chr(98 + i)}: &{chr(98 + i)} [{','.join([f'*{chr(97 + i)}'] * 10)}]\n" for i in range(8)
+)
 
 
-@pytest.mark.parametrize(("name", "text"), [
-    pytest.param("pytorch.yaml", LAUGHS + "releases: *i\n", id="alias-bomb-rows"),
-    pytest.param("gpus.yaml", LAUGHS + "gpus: *i\n", id="alias-bomb-gpus"),
-    pytest.param("signatures.yaml", LAUGHS + "signatures: *i\n", id="alias-bomb-signatures"),
-    pytest.param("images.yaml", "updated: 2026-01-01 10:00:00\n", id="timestamp-updated"),
-    pytest.param("cuda.yaml", "updated: " + "9" * 5000 + "\n", id="5000-digit-updated"),
-    pytest.param("xid.yaml", "updated: !!python/object/apply:os.system ['true']\n", id="python-tag"),
-    pytest.param("cudnn.yaml", "a: &a {<<: *a}\n", id="merge-key-loop"),
-    pytest.param("tensorflow.yaml", "updated: 2026-01-01\nx: " + "a" * 2_000_000 + "\n", id="2MB-line"),
-    pytest.param("known_issues.yaml", "{a: " * 5000 + "1" + "}" * 5000, id="mappings-5000-deep"),
-])
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        pytest.param("pytorch.yaml", LAUGHS + "releases: *i\n", id="alias-bomb-rows"),
+        pytest.param("gpus.yaml", LAUGHS + "gpus: *i\n", id="alias-bomb-gpus"),
+        pytest.param("signatures.yaml", LAUGHS + "signatures: *i\n", id="alias-bomb-signatures"),
+        pytest.param("images.yaml", "updated: 2026-01-01 10:00:00\n", id="timestamp-updated"),
+        pytest.param("cuda.yaml", "updated: " + "9" * 5000 + "\n", id="5000-digit-updated"),
+        pytest.param("xid.yaml", "updated: !!python/object/apply:os.system ['true']\n", id="python-tag"),
+        pytest.param("cudnn.yaml", "a: &a {<<: *a}\n", id="merge-key-loop"),
+        pytest.param("tensorflow.yaml", "updated: 2026-01-01\nx: " + "a" * 2_000_000 + "\n", id="2MB-line"),
+        pytest.param("known_issues.yaml", "{a: " * 5000 + "1" + "}" * 5000, id="mappings-5000-deep"),
+    ],
+)
 def test_malformed_files(run, mdir: Path, name: str, text: str) -> None:  # type: ignore[no-untyped-def]
     with _with(mdir, name, text.encode("utf-8")):
         _validate(run, mdir, name)
 
 
-@pytest.mark.parametrize(("name", "path", "value"), [
-    # Each was an internal error (exit 3): TypeError, InvalidVersion or int()'s 4300-digit ValueError.
-    pytest.param("images.yaml", ("os", 0, "name"), [], id="os-name-list"),
-    pytest.param("pytorch.yaml", ("releases", 1, "variants", 0, "cuda"), "x", id="variant-cuda-x"),
-    pytest.param("pytorch.yaml", ("releases", 1, "variants", 0, "cuda"), "9" * 5000, id="variant-cuda-5000-digits"),
-    pytest.param("pytorch.yaml", ("releases", 0, "pypi_default"), {}, id="pypi-default-mapping"),
-    pytest.param("tensorflow.yaml", ("releases", 1, "cuda"), "x", id="tensorflow-cuda-x"),
-    pytest.param("cuda.yaml", ("compute_capabilities", 0, "last_driver"), "9" * 5000, id="last-driver-5000-digits"),
-    pytest.param("cuda.yaml", ("compute_capabilities", 0, "last_driver"), "\u00b2", id="last-driver-superscript"),
-])
-def test_field_regressions(run, mdir: Path, docs: dict[str, Any], name: str, path: tuple[Any, ...],  # type: ignore[no-untyped-def]
-                           value: Any) -> None:
+@pytest.mark.parametrize(
+    ("name", "path", "value"),
+    [
+        # Each was an internal error (exit 3): TypeError, InvalidVersion or int()'s 4300-digit ValueError.
+        pytest.param("images.yaml", ("os", 0, "name"), [], id="os-name-list"),
+        pytest.param("pytorch.yaml", ("releases", 1, "variants", 0, "cuda"), "x", id="variant-cuda-x"),
+        pytest.param(
+            "pytorch.yaml", ("releases", 1, "variants", 0, "cuda"), "9" * 5000, id="variant-cuda-5000-digits"
+        ),
+        pytest.param("pytorch.yaml", ("releases", 0, "pypi_default"), {}, id="pypi-default-mapping"),
+        pytest.param("tensorflow.yaml", ("releases", 1, "cuda"), "x", id="tensorflow-cuda-x"),
+        pytest.param(
+            "cuda.yaml", ("compute_capabilities", 0, "last_driver"), "9" * 5000, id="last-driver-5000-digits"
+        ),
+        pytest.param(
+            "cuda.yaml", ("compute_capabilities", 0, "last_driver"), "\u00b2", id="last-driver-superscript"
+        ),
+    ],
+)
+def test_field_regressions(
+    run,
+    mdir: Path,
+    docs: dict[str, Any],
+    name: str,
+    path: tuple[Any, ...],  # type: ignore[no-untyped-def]
+    value: Any,
+) -> None:
     with _with(mdir, name, _dump(mutate(docs[name], path, value))):
         compat.matrix._CACHE.clear()
         res = run("matrix", "validate", str(mdir))
@@ -157,8 +191,14 @@ def test_yaml_nested_deep_enough_to_crash_libyaml(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("COMPAT_")}
     for text in ("[" * 100_000 + "]" * 100_000, "- " * 100_000 + "x\n"):
         (d / "gpus.yaml").write_text(text, encoding="utf-8")
-        proc = subprocess.run([sys.executable, "-m", "compat", "matrix", "validate", str(d)], cwd=ROOT, env=env,
-                              stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "compat", "matrix", "validate", str(d)],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=120,
+        )
         err = proc.stderr.decode("utf-8", "replace")
         assert proc.returncode == 2, (proc.returncode, err[:300])
         assert "gpus.yaml" in err and "nested more than" in err

@@ -18,9 +18,13 @@ from compat.facts import load_snapshot
 from tests.conftest import ROOT
 from tests.fuzzing import FUZZ, WRONG, check, json_paths, load, mutate, write_json
 
-SOURCES = ("examples/snapshot-a100-cu121-driver470.json", "tests/data/explain/snapshot_old_driver.json",
-           "tests/data/explain/snapshot_no_gpu.json", "tests/data/fleet/real/dev-vm.json",
-           "tests/data/fleet/cluster-a/gpu-a02.json")
+SOURCES = (
+    "examples/snapshot-a100-cu121-driver470.json",
+    "tests/data/explain/snapshot_old_driver.json",
+    "tests/data/explain/snapshot_no_gpu.json",
+    "tests/data/fleet/real/dev-vm.json",
+    "tests/data/fleet/cluster-a/gpu-a02.json",
+)
 """Snapshots, and doctor reports (a snapshot too: facts and probes), whose probes feed the doctor's checks."""
 
 
@@ -55,16 +59,26 @@ def test_random_wrong_values(run, tmp_path: Path, data: st.DataObject) -> None: 
     name = data.draw(st.sampled_from(SOURCES))
     doc = _doc(name)
     for _ in range(data.draw(st.integers(1, 3))):
-        doc = mutate(doc, data.draw(st.sampled_from(_paths(name))),
-                     data.draw(st.one_of(st.sampled_from(WRONG), _json_values())))
-    extra = data.draw(st.sampled_from([(), ("--json",), ("--driver", "535.104.05", "--torch", "2.1.0+cu121")]))
+        doc = mutate(
+            doc,
+            data.draw(st.sampled_from(_paths(name))),
+            data.draw(st.one_of(st.sampled_from(WRONG), _json_values())),
+        )
+    extra = data.draw(
+        st.sampled_from([(), ("--json",), ("--driver", "535.104.05", "--torch", "2.1.0+cu121")])
+    )
     _check(run, tmp_path, doc, *extra)
 
 
 def _json_values() -> st.SearchStrategy[Any]:
-    scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(max_size=20))
-    return st.recursive(scalars, lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=6), kids,
-                                                                                            max_size=3), max_leaves=12)
+    scalars = st.one_of(
+        st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(max_size=20)
+    )
+    return st.recursive(
+        scalars,
+        lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=6), kids, max_size=3),
+        max_leaves=12,
+    )
 
 
 @FUZZ
@@ -89,23 +103,48 @@ def test_explain_cross_checks_against_odd_snapshots(run, tmp_path: Path, data: s
     doc = mutate(_doc(name), data.draw(st.sampled_from(_paths(name))), data.draw(st.sampled_from(WRONG)))
     snap = write_json(tmp_path / "snap.json", doc)
     log = tmp_path / "x.log"
-    log.write_text(data.draw(st.sampled_from([
-        "RuntimeError: CUDA error: no kernel image is available for execution on the device\n",
-        "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).\n",
-        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n",
-        "NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has fallen off the bus.\n",
-    ])), encoding="utf-8")
+    log.write_text(
+        data.draw(
+            st.sampled_from(
+                [
+                    "RuntimeError: CUDA error: no kernel image is available for execution on the device\n",
+                    "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).\n",
+                    "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n",
+                    "NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has fallen off the bus.\n",
+                ]
+            )
+        ),
+        encoding="utf-8",
+    )
     check(run, "explain", str(log), "--snapshot", str(snap), "--json")
 
 
-VERSION_FLAGS = ("--driver", "--cuda", "--cudnn", "--torch", "--tensorflow", "--python", "--cc", "--gpu", "--os")
+VERSION_FLAGS = (
+    "--driver",
+    "--cuda",
+    "--cudnn",
+    "--torch",
+    "--tensorflow",
+    "--python",
+    "--cc",
+    "--gpu",
+    "--os",
+)
 
 
 @FUZZ
-@given(values=st.dictionaries(st.sampled_from(VERSION_FLAGS),
-                              st.one_of(st.text(max_size=12), st.text(alphabet="0123456789.+-_abcu ", max_size=16),
-                                        st.sampled_from(["535.104.05", "12.4", "2.5.1+cu124", "8.6", "9" * 5000])),
-                              min_size=1, max_size=4))
+@given(
+    values=st.dictionaries(
+        st.sampled_from(VERSION_FLAGS),
+        st.one_of(
+            st.text(max_size=12),
+            st.text(alphabet="0123456789.+-_abcu ", max_size=16),
+            st.sampled_from(["535.104.05", "12.4", "2.5.1+cu124", "8.6", "9" * 5000]),
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
 def test_random_flag_values(run, values: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
     """Malformed versions from the command line: exit 2 with one line, never a traceback."""
     args = [a for flag, v in values.items() for a in (flag, v)]
@@ -115,14 +154,17 @@ def test_random_flag_values(run, values: dict[str, str]) -> None:  # type: ignor
 # ------------------------------------------------------------------ regressions
 
 
-@pytest.mark.parametrize("text", [
-    pytest.param("[" * 100_000 + "]" * 100_000, id="nested-100000"),
-    pytest.param('{"a":' * 100_000 + "1" + "}" * 100_000, id="objects-100000"),
-    pytest.param("[" * 100_000, id="unterminated"),
-    pytest.param("1" * 5000, id="5000-digit-number"),
-    pytest.param('{"schema_version": ' + "1" * 5000 + "}", id="5000-digit-schema-version"),
-    pytest.param('{"schema_version": 1, "facts": {}, "probes": {"x": DEEP}}', id="probes-nested-975"),
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("[" * 100_000 + "]" * 100_000, id="nested-100000"),
+        pytest.param('{"a":' * 100_000 + "1" + "}" * 100_000, id="objects-100000"),
+        pytest.param("[" * 100_000, id="unterminated"),
+        pytest.param("1" * 5000, id="5000-digit-number"),
+        pytest.param('{"schema_version": ' + "1" * 5000 + "}", id="5000-digit-schema-version"),
+        pytest.param('{"schema_version": 1, "facts": {}, "probes": {"x": DEEP}}', id="probes-nested-975"),
+    ],
+)
 def test_unreadable_json_is_one_line(run, tmp_path: Path, text: str) -> None:  # type: ignore[no-untyped-def]
     # RecursionError and int()'s 4300-digit limit were internal errors (exit 3).
     p = tmp_path / "snap.json"
@@ -136,7 +178,9 @@ def test_unreadable_json_is_one_line(run, tmp_path: Path, text: str) -> None:  #
 
 def test_nesting_within_the_limit_is_read(tmp_path: Path) -> None:
     p = tmp_path / "snap.json"
-    p.write_text('{"schema_version": 1, "facts": {}, "probes": {"x": ' + "[" * 90 + "]" * 90 + "}}", encoding="utf-8")
+    p.write_text(
+        '{"schema_version": 1, "facts": {}, "probes": {"x": ' + "[" * 90 + "]" * 90 + "}}", encoding="utf-8"
+    )
     assert load_snapshot(p).probes["x"] == json.loads("[" * 90 + "]" * 90)
 
 

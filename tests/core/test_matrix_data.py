@@ -108,7 +108,9 @@ def test_lookup_cudnn_torch_tf(run) -> None:  # type: ignore[no-untyped-def]
     t = json.loads(run("matrix", "torch", "2.6.0", "--json").out)
     assert t["pypi_default"] == "cu124" and "3.13" in t["python"]
     v = {x["tag"]: x for x in t["variants"]}
-    assert v["cu124"]["cuda"] == "12.4" and v["cu124"]["cudnn"] == "9.1.0.70" and "sm_90" in v["cu124"]["archs"]
+    assert (
+        v["cu124"]["cuda"] == "12.4" and v["cu124"]["cudnn"] == "9.1.0.70" and "sm_90" in v["cu124"]["archs"]
+    )
     assert v["cu124"]["index_url"] == "https://download.pytorch.org/whl/cu124"
     f = json.loads(run("matrix", "tensorflow", "2.16.1", "--json").out)
     assert (f["cuda"], f["cudnn"]) == ("12.3", "8.9") and "3.12" in f["python"]

@@ -41,14 +41,22 @@ LOCAL_LABELS = [
     ("2.8.0.dev20250101+cu128", {"driver": "470.82.01"}, R.DRIVER_CUDA, "error"),
     ("2.8.0.dev20250101+cu128", {"driver": "560.35.03"}, R.DRIVER_CUDA, "warning"),
     ("2.8.0.dev20250101+cu128", {"driver": "570.86.15"}, R.DRIVER_CUDA, None),
-    ("2.99.0+cu130", {"driver": "535.104.05"}, R.DRIVER_CUDA, "error"),   # CUDA 13.x needs >= 580
+    ("2.99.0+cu130", {"driver": "535.104.05"}, R.DRIVER_CUDA, "error"),  # CUDA 13.x needs >= 580
 ]
 
 
-@pytest.mark.parametrize(("torch", "flags", "check_id", "expected"), LOCAL_LABELS,
-                         ids=[f"{t}-{c}-{'-'.join(f.values())}" for t, f, c, _ in LOCAL_LABELS])
-def test_torch_local_labels(matrix, torch: str, flags: dict[str, str], check_id: str,  # type: ignore[no-untyped-def]
-                            expected: Optional[str]) -> None:
+@pytest.mark.parametrize(
+    ("torch", "flags", "check_id", "expected"),
+    LOCAL_LABELS,
+    ids=[f"{t}-{c}-{'-'.join(f.values())}" for t, f, c, _ in LOCAL_LABELS],
+)
+def test_torch_local_labels(
+    matrix,
+    torch: str,
+    flags: dict[str, str],
+    check_id: str,  # type: ignore[no-untyped-def]
+    expected: Optional[str],
+) -> None:
     report = check(matrix, torch=torch, **flags)
     assert severity(report, check_id) == expected, report.to_json()["findings"]
 
@@ -68,23 +76,27 @@ def test_unknown_release_skip_names_the_framework(matrix) -> None:  # type: igno
 
 # (python, torch, expected python.framework) — free-threaded CPython ("3.13t") has its own wheels (cp313t).
 FREE_THREADED = [
-    ("3.13t", "2.5.1", "error"),    # 2.5.1 has cp313 but no cp313t wheels
+    ("3.13t", "2.5.1", "error"),  # 2.5.1 has cp313 but no cp313t wheels
     ("3.13", "2.5.1", None),
     ("3.13t", "2.6.0", "error"),
-    ("3.13t", "2.7.0", None),       # the first release the matrix lists cp313t wheels for
-    ("3.13t", "2.12.1", "error"),   # 2.12.1 has no cp313t wheel on PyPI
+    ("3.13t", "2.7.0", None),  # the first release the matrix lists cp313t wheels for
+    ("3.13t", "2.12.1", "error"),  # 2.12.1 has no cp313t wheel on PyPI
     ("3.14t", "2.12.1", None),
 ]
 
 
-@pytest.mark.parametrize(("python", "torch", "expected"), FREE_THREADED, ids=[f"{p}-{t}" for p, t, _ in FREE_THREADED])
+@pytest.mark.parametrize(
+    ("python", "torch", "expected"), FREE_THREADED, ids=[f"{p}-{t}" for p, t, _ in FREE_THREADED]
+)
 def test_free_threaded_python(matrix, python: str, torch: str, expected: Optional[str]) -> None:  # type: ignore[no-untyped-def]
     assert severity(check(matrix, torch=torch, python=python), R.PYTHON_FRAMEWORK) == expected
 
 
 def test_suggest_free_threaded_python(matrix) -> None:  # type: ignore[no-untyped-def]
-    facts = apply_flags(Facts(values={"os": make_fact("os", "linux", "--os")}),
-                        {"python": "3.13t", "driver": "570.86.15", "cc": "8.6"})
+    facts = apply_flags(
+        Facts(values={"os": make_fact("os", "linux", "--os")}),
+        {"python": "3.13t", "driver": "570.86.15", "cc": "8.6"},
+    )
     s = suggest(facts, matrix)
     assert s.torch is not None
     rel = next(r for r in matrix.torch if r.raw == s.torch.version)
@@ -93,13 +105,13 @@ def test_suggest_free_threaded_python(matrix) -> None:  # type: ignore[no-untype
 
 # (archs, cc, expected) — Programming Guide "Binary Compatibility": no cubin compatibility on or with Tegra.
 TEGRA = [
-    ("sm_86", "8.7", "none"),               # Jetson Orin cannot run desktop Ampere SASS
+    ("sm_86", "8.7", "none"),  # Jetson Orin cannot run desktop Ampere SASS
     ("sm_86 compute_86", "8.7", "ptx"),
     ("sm_87", "8.7", "sass"),
-    ("sm_70", "7.2", "none"),               # Jetson Xavier
+    ("sm_70", "7.2", "none"),  # Jetson Xavier
     ("sm_72", "7.2", "sass"),
-    ("sm_87", "8.9", "none"),               # Tegra SASS does not run on a desktop GPU either
-    ("sm_86", "8.9", "sass"),               # desktop to desktop: X.y runs on X.z, z >= y
+    ("sm_87", "8.9", "none"),  # Tegra SASS does not run on a desktop GPU either
+    ("sm_86", "8.9", "sass"),  # desktop to desktop: X.y runs on X.z, z >= y
     ("sm_90a", "9.0", "sass"),
     ("sm_90a", "10.0", "none"),
 ]
@@ -131,14 +143,20 @@ CUDA_11_0 = [
     ("11.0.3", "linux", "450.51.05", "error"),
     ("11.0", "linux", "440.33.01", "error"),
     ("11.0", "windows", "451.48", None),
-    ("11.1", "linux", "450.51.06", "error"),   # 11.1 needs the 450.80.02 floor at least
+    ("11.1", "linux", "450.51.06", "error"),  # 11.1 needs the 450.80.02 floor at least
 ]
 
 
-@pytest.mark.parametrize(("cuda", "os", "driver", "expected"), CUDA_11_0,
-                         ids=[f"cuda{c}-{o}-{d}" for c, o, d, _ in CUDA_11_0])
-def test_cuda_11_0_with_its_own_driver(matrix, cuda: str, os: str, driver: str,  # type: ignore[no-untyped-def]
-                                        expected: Optional[str]) -> None:
+@pytest.mark.parametrize(
+    ("cuda", "os", "driver", "expected"), CUDA_11_0, ids=[f"cuda{c}-{o}-{d}" for c, o, d, _ in CUDA_11_0]
+)
+def test_cuda_11_0_with_its_own_driver(
+    matrix,
+    cuda: str,
+    os: str,
+    driver: str,  # type: ignore[no-untyped-def]
+    expected: Optional[str],
+) -> None:
     assert severity(check(matrix, os=os, cuda=cuda, driver=driver), R.DRIVER_CUDA) == expected
 
 
@@ -154,14 +172,21 @@ def test_ptx_with_a_driver_too_old_for_the_runtime_is_one_error(matrix) -> None:
 
 def _snapshot_facts(*gpus: tuple[str, str], **values: str) -> Facts:
     vals = {k: make_fact(k, v, "snapshot") for k, v in values.items()}
-    return Facts(values=vals, gpus=tuple(Gpu(n, c, "nvml", i) for i, (n, c) in enumerate(gpus)), gpus_source="nvml")
+    return Facts(
+        values=vals, gpus=tuple(Gpu(n, c, "nvml", i) for i, (n, c) in enumerate(gpus)), gpus_source="nvml"
+    )
 
 
 def test_known_issue_for_one_gpu_is_not_hidden_by_an_error_on_another(matrix) -> None:  # type: ignore[no-untyped-def]
     # Tesla M60 (5.2) has no kernels in TF 2.19 (wheel.arch error, which also covers tf217-no-maxwell); the
     # RTX 5090 (12.0) hits a different cause, tf-blackwell-cc120, which must still be reported.
-    facts = _snapshot_facts(("Tesla M60", "5.2"), ("NVIDIA GeForce RTX 5090", "12.0"),
-                            os="linux", driver="570.86.15", tensorflow="2.19.0")
+    facts = _snapshot_facts(
+        ("Tesla M60", "5.2"),
+        ("NVIDIA GeForce RTX 5090", "12.0"),
+        os="linux",
+        driver="570.86.15",
+        tensorflow="2.19.0",
+    )
     report = resolve(facts, matrix)
     ids = {f.id for f in report.findings if f.severity == "error"}
     assert "known.tf-blackwell-cc120" in ids
@@ -170,9 +195,18 @@ def test_known_issue_for_one_gpu_is_not_hidden_by_an_error_on_another(matrix) ->
 
 # cuDNN checks that could not run are listed in "skipped" with a reason.
 CUDNN_SKIPS = [
-    ({"cudnn": "9.10.2", "cc": "8.6", "driver": "535.104.05"}, (R.CUDNN_ARCH, R.CUDNN_DRIVER)),  # two CUDA majors
-    ({"cudnn": "9.99.0", "cuda": "12.4", "cc": "8.6", "driver": "535.104.05"}, (R.CUDNN_ARCH, R.CUDNN_DRIVER)),
-    ({"cudnn": "9.20.0", "cuda": "12.4", "cc": "8.6", "driver": "535.104.05"}, (R.CUDNN_ARCH, R.CUDNN_DRIVER)),
+    (
+        {"cudnn": "9.10.2", "cc": "8.6", "driver": "535.104.05"},
+        (R.CUDNN_ARCH, R.CUDNN_DRIVER),
+    ),  # two CUDA majors
+    (
+        {"cudnn": "9.99.0", "cuda": "12.4", "cc": "8.6", "driver": "535.104.05"},
+        (R.CUDNN_ARCH, R.CUDNN_DRIVER),
+    ),
+    (
+        {"cudnn": "9.20.0", "cuda": "12.4", "cc": "8.6", "driver": "535.104.05"},
+        (R.CUDNN_ARCH, R.CUDNN_DRIVER),
+    ),
 ]
 
 
@@ -200,18 +234,27 @@ def test_suggest_cpu_reason_reads(matrix) -> None:  # type: ignore[no-untyped-de
 # CUDA 12.x rows that both list 12.8: "12.8-12.9, driver >= 570.26, SM up to 12.0" and "12.0-12.9, driver
 # >= 525.60.13, SM up to 9.0" (https://docs.nvidia.com/deeplearning/cudnn/latest/support-matrix/index.html).
 CUDNN_9_10_2 = [
-    ("12.8", "8.6", "560.35.03", None, None),      # the 12.0-12.9 row holds: driver >= 525.60.13 is enough
+    ("12.8", "8.6", "560.35.03", None, None),  # the 12.0-12.9 row holds: driver >= 525.60.13 is enough
     ("12.8", "12.0", "560.35.03", None, "error"),  # Blackwell needs the 12.8-12.9 row: driver >= 570.26
     ("12.8", "12.0", "570.86.15", None, None),
     ("12.4", "12.0", "570.86.15", "warning", None),  # only the 12.0-12.9 row holds 12.4: SM up to 9.0
-    ("12.8", "8.6", "520.61.05", None, "error"),   # below both rows
+    ("12.8", "8.6", "520.61.05", None, "error"),  # below both rows
 ]
 
 
-@pytest.mark.parametrize(("cuda", "cc", "driver", "e_arch", "e_drv"), CUDNN_9_10_2,
-                         ids=[f"cuda{a}-cc{b}-{c}" for a, b, c, *_ in CUDNN_9_10_2])
-def test_cudnn_package_that_fits_the_machine(matrix, cuda: str, cc: str, driver: str,  # type: ignore[no-untyped-def]
-                                             e_arch: Optional[str], e_drv: Optional[str]) -> None:
+@pytest.mark.parametrize(
+    ("cuda", "cc", "driver", "e_arch", "e_drv"),
+    CUDNN_9_10_2,
+    ids=[f"cuda{a}-cc{b}-{c}" for a, b, c, *_ in CUDNN_9_10_2],
+)
+def test_cudnn_package_that_fits_the_machine(
+    matrix,
+    cuda: str,
+    cc: str,
+    driver: str,  # type: ignore[no-untyped-def]
+    e_arch: Optional[str],
+    e_drv: Optional[str],
+) -> None:
     report = check(matrix, cudnn="9.10.2", cuda=cuda, cc=cc, driver=driver)
     assert severity(report, R.CUDNN_ARCH) == e_arch
     assert severity(report, R.CUDNN_DRIVER) == e_drv
@@ -229,7 +272,7 @@ def test_suggest_names_the_lower_driver_for_cuda_11_0(matrix) -> None:  # type: 
 TF_WINDOWS = [
     ("2.10.1", None),
     ("2.16.1", "error"),
-    ("2.99.0", "error"),   # newer than the matrix: still no native-Windows GPU
+    ("2.99.0", "error"),  # newer than the matrix: still no native-Windows GPU
 ]
 
 

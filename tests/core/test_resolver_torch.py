@@ -12,27 +12,29 @@ from tests.core.helpers import by_id, check, severity, skipped
 
 # (torch, gpu, expected wheel.arch) — SASS runs on the same major with an equal or higher minor; PTX JITs upward.
 WHEEL_ARCH = [
-    ("2.6.0", "NVIDIA GeForce RTX 5090", "error"),        # cu124: sm_50..sm_90, no sm_120: "no kernel image"
-    ("2.7.0", "NVIDIA GeForce RTX 5090", "error"),        # PyPI default cu126 has no sm_120
-    ("2.7.0+cu128", "NVIDIA GeForce RTX 5090", None),     # cu128 adds sm_100, sm_120
-    ("2.8.0", "NVIDIA GeForce RTX 5090", None),           # PyPI default cu128
-    ("2.1.0", "Tesla K80", "error"),                      # cu121 starts at sm_50
-    ("2.1.0+cu118", "Tesla K80", None),                   # cu118 keeps sm_37
-    ("2.8.0", "NVIDIA GeForce GTX 1080", "error"),        # cu128 2.8: sm_70 and newer
-    ("2.8.0+cu126", "NVIDIA GeForce GTX 1080", None),     # sm_60 SASS runs on 6.1
-    ("2.0.0", "NVIDIA H100 80GB HBM3", "error"),          # cu117 tops at sm_86, no PTX: sm_90 not compatible
+    ("2.6.0", "NVIDIA GeForce RTX 5090", "error"),  # cu124: sm_50..sm_90, no sm_120: "no kernel image"
+    ("2.7.0", "NVIDIA GeForce RTX 5090", "error"),  # PyPI default cu126 has no sm_120
+    ("2.7.0+cu128", "NVIDIA GeForce RTX 5090", None),  # cu128 adds sm_100, sm_120
+    ("2.8.0", "NVIDIA GeForce RTX 5090", None),  # PyPI default cu128
+    ("2.1.0", "Tesla K80", "error"),  # cu121 starts at sm_50
+    ("2.1.0+cu118", "Tesla K80", None),  # cu118 keeps sm_37
+    ("2.8.0", "NVIDIA GeForce GTX 1080", "error"),  # cu128 2.8: sm_70 and newer
+    ("2.8.0+cu126", "NVIDIA GeForce GTX 1080", None),  # sm_60 SASS runs on 6.1
+    ("2.0.0", "NVIDIA H100 80GB HBM3", "error"),  # cu117 tops at sm_86, no PTX: sm_90 not compatible
     ("2.0.0+cu118", "NVIDIA H100 80GB HBM3", None),
-    ("2.5.1", "NVIDIA GeForce RTX 4090", None),           # sm_86 SASS runs on 8.9
+    ("2.5.1", "NVIDIA GeForce RTX 4090", None),  # sm_86 SASS runs on 8.9
     ("2.5.1", "NVIDIA B200", "error"),
     ("2.9.0+cu130", "NVIDIA B200", None),
-    ("2.11.0", "Tesla V100-SXM2-16GB", "error"),          # cu130 drops Volta
+    ("2.11.0", "Tesla V100-SXM2-16GB", "error"),  # cu130 drops Volta
     ("2.11.0+cu126", "Tesla V100-SXM2-16GB", None),
     ("2.13.0", "Tesla T4", None),
-    ("1.12.1", "NVIDIA A100-SXM4-80GB", "error"),         # cu102 tops at sm_70: SASS of major 7 cannot run on 8.0
+    ("1.12.1", "NVIDIA A100-SXM4-80GB", "error"),  # cu102 tops at sm_70: SASS of major 7 cannot run on 8.0
 ]
 
 
-@pytest.mark.parametrize(("torch", "gpu", "expected"), WHEEL_ARCH, ids=[f"torch{t}-{g}" for t, g, _ in WHEEL_ARCH])
+@pytest.mark.parametrize(
+    ("torch", "gpu", "expected"), WHEEL_ARCH, ids=[f"torch{t}-{g}" for t, g, _ in WHEEL_ARCH]
+)
 def test_torch_wheel_arch(matrix, torch: str, gpu: str, expected: Optional[str]) -> None:  # type: ignore[no-untyped-def]
     report = check(matrix, torch=torch, gpu=gpu)
     assert severity(report, R.WHEEL_ARCH) == expected
@@ -60,26 +62,31 @@ def test_ptx_jit_warning_and_error(matrix) -> None:  # type: ignore[no-untyped-d
 # (torch, os, driver, expected driver.cuda) — the variant's CUDA vs Table 3/2.
 TORCH_DRIVER = [
     ("2.1.0+cu121", "linux", "470.82.01", "error"),
-    ("2.1.0+cu118", "linux", "470.82.01", "warning"),   # 11.8 needs 520.61.05; 470 > the 450.80.02 floor
-    ("2.7.0", "linux", "535.104.05", "warning"),        # cu126: 12.6 GA needs 560.28.03
+    ("2.1.0+cu118", "linux", "470.82.01", "warning"),  # 11.8 needs 520.61.05; 470 > the 450.80.02 floor
+    ("2.7.0", "linux", "535.104.05", "warning"),  # cu126: 12.6 GA needs 560.28.03
     ("2.7.0", "linux", "560.28.03", None),
-    ("2.11.0", "linux", "575.57.08", "error"),          # cu130: CUDA 13 needs R580
+    ("2.11.0", "linux", "575.57.08", "error"),  # cu130: CUDA 13 needs R580
     ("2.11.0", "linux", "580.65.06", None),
-    ("2.4.0", "windows", "470.82.01", None),            # PyPI's Windows wheel is CPU-only: no CUDA runtime
+    ("2.4.0", "windows", "470.82.01", None),  # PyPI's Windows wheel is CPU-only: no CUDA runtime
     ("2.4.0+cu121", "windows", "531.14", None),
     ("2.4.0+cu121", "windows", "527.41", "warning"),
 ]
 
 
-@pytest.mark.parametrize(("torch", "os", "driver", "expected"), TORCH_DRIVER,
-                         ids=[f"torch{t}-{o}-{d}" for t, o, d, _ in TORCH_DRIVER])
+@pytest.mark.parametrize(
+    ("torch", "os", "driver", "expected"),
+    TORCH_DRIVER,
+    ids=[f"torch{t}-{o}-{d}" for t, o, d, _ in TORCH_DRIVER],
+)
 def test_torch_driver(matrix, torch: str, os: str, driver: str, expected: Optional[str]) -> None:  # type: ignore[no-untyped-def]
     assert severity(check(matrix, torch=torch, os=os, driver=driver), R.DRIVER_CUDA) == expected
 
 
 def test_old_driver_fix_offers_a_variant_it_runs(matrix) -> None:  # type: ignore[no-untyped-def]
     f = by_id(check(matrix, torch="2.1.0+cu121", driver="470.82.01"), R.DRIVER_CUDA)[0]
-    assert "pip install torch==2.1.0 --index-url https://download.pytorch.org/whl/cu118" in [x.command for x in f.fixes]
+    assert "pip install torch==2.1.0 --index-url https://download.pytorch.org/whl/cu118" in [
+        x.command for x in f.fixes
+    ]
 
 
 # (torch, python, expected) — cp tags of the wheels on PyPI.
@@ -95,14 +102,25 @@ TORCH_PYTHON = [
 ]
 
 
-@pytest.mark.parametrize(("torch", "py", "expected"), TORCH_PYTHON, ids=[f"torch{t}-py{p}" for t, p, _ in TORCH_PYTHON])
+@pytest.mark.parametrize(
+    ("torch", "py", "expected"), TORCH_PYTHON, ids=[f"torch{t}-py{p}" for t, p, _ in TORCH_PYTHON]
+)
 def test_torch_python(matrix, torch: str, py: str, expected: Optional[str]) -> None:  # type: ignore[no-untyped-def]
     assert severity(check(matrix, torch=torch, python=py), R.PYTHON_FRAMEWORK) == expected
 
 
 # Which variant a bare version means (PyPI's Linux wheel, from its nvidia-* pins).
-PYPI_DEFAULT = [("1.12.1", "cu102"), ("2.0.1", "cu117"), ("2.1.0", "cu121"), ("2.4.0", "cu121"), ("2.5.1", "cu124"),
-                ("2.6.0", "cu124"), ("2.7.0", "cu126"), ("2.8.0", "cu128"), ("2.11.0", "cu130")]
+PYPI_DEFAULT = [
+    ("1.12.1", "cu102"),
+    ("2.0.1", "cu117"),
+    ("2.1.0", "cu121"),
+    ("2.4.0", "cu121"),
+    ("2.5.1", "cu124"),
+    ("2.6.0", "cu124"),
+    ("2.7.0", "cu126"),
+    ("2.8.0", "cu128"),
+    ("2.11.0", "cu130"),
+]
 
 
 @pytest.mark.parametrize(("torch", "tag"), PYPI_DEFAULT, ids=[t for t, _ in PYPI_DEFAULT])

@@ -13,8 +13,10 @@ from compat.suggest import suggest
 
 def _s(matrix, **flags: Optional[str]):  # type: ignore[no-untyped-def]
     os_name = flags.pop("os", None) or "linux"
-    facts = apply_flags(Facts(values={"os": make_fact("os", os_name, "--os")}),
-                        {k: v for k, v in flags.items() if v is not None})
+    facts = apply_flags(
+        Facts(values={"os": make_fact("os", os_name, "--os")}),
+        {k: v for k, v in flags.items() if v is not None},
+    )
     return suggest(facts, matrix)
 
 
@@ -72,12 +74,27 @@ def test_versions_compare_as_versions(matrix) -> None:  # type: ignore[no-untype
 
 def test_cpu_only_machine(matrix) -> None:  # type: ignore[no-untyped-def]
     s = _s(matrix, python="3.12")
-    assert s.torch is not None and s.torch.variant == "cpu" and "--index-url https://download.pytorch.org/whl/cpu" in s.torch.command
+    assert (
+        s.torch is not None
+        and s.torch.variant == "cpu"
+        and "--index-url https://download.pytorch.org/whl/cpu" in s.torch.command
+    )
 
 
 def test_cli_json(run) -> None:  # type: ignore[no-untyped-def]
-    r = run("suggest", "--driver", "535.104.05", "--gpu", "RTX 4090", "--python", "3.11", "--os", "linux", "--no-probe",
-            "--json")
+    r = run(
+        "suggest",
+        "--driver",
+        "535.104.05",
+        "--gpu",
+        "RTX 4090",
+        "--python",
+        "3.11",
+        "--os",
+        "linux",
+        "--no-probe",
+        "--json",
+    )
     assert r.code == 0
     doc = json.loads(r.out)
     assert set(doc) >= {"schema_version", "torch", "tensorflow", "blocked"}

@@ -48,7 +48,9 @@ def test_prerelease_parses() -> None:
     assert parse_version("2.7.0rc1") < parse_version("2.7.0")
 
 
-@pytest.mark.parametrize(("raw", "cc"), [("8.6", CC(8, 6)), ("12.0", CC(12, 0)), ("sm_90", CC(9, 0)), (" 7.5 ", CC(7, 5))])
+@pytest.mark.parametrize(
+    ("raw", "cc"), [("8.6", CC(8, 6)), ("12.0", CC(12, 0)), ("sm_90", CC(9, 0)), (" 7.5 ", CC(7, 5))]
+)
 def test_cc(raw: str, cc: CC) -> None:
     assert parse_cc(raw) == cc
 

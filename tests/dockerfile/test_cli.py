@@ -17,8 +17,10 @@ def mdir(dmatrix: Any) -> str:
 
 
 def test_ok_exit_0_and_json_document(run: Any, write_df: WriteDf, mdir: str) -> None:
-    p = write_df("FROM nvidia/cuda:12.1.0-cudnn8-runtime-ubuntu22.04\nRUN apt-get install -y python3-pip\n"
-                 "RUN pip install torch==2.1.1\n")
+    p = write_df(
+        "FROM nvidia/cuda:12.1.0-cudnn8-runtime-ubuntu22.04\nRUN apt-get install -y python3-pip\n"
+        "RUN pip install torch==2.1.1\n"
+    )
     r = run("dockerfile", str(p), "--json", "--matrix", mdir)
     assert r.code == 0, r.err
     doc = json.loads(r.out)
@@ -30,8 +32,10 @@ def test_ok_exit_0_and_json_document(run: Any, write_df: WriteDf, mdir: str) -> 
 
 
 def test_error_exit_1_and_fail_on(run: Any, write_df: WriteDf, mdir: str) -> None:
-    bad = write_df("FROM nvidia/cuda:12.1.0-runtime-ubuntu22.04\n"
-                   "RUN pip install torch==2.1.1 --index-url https://download.pytorch.org/whl/cpu\n")
+    bad = write_df(
+        "FROM nvidia/cuda:12.1.0-runtime-ubuntu22.04\n"
+        "RUN pip install torch==2.1.1 --index-url https://download.pytorch.org/whl/cpu\n"
+    )
     r = run("dockerfile", str(bad), "--matrix", mdir)
     assert r.code == 1 and "dockerfile.cpu-wheel" in r.out and "(line 2)" in r.out
     warn = write_df("FROM nvidia/cuda:11.8.0-runtime-ubuntu22.04\nRUN pip install torch==2.1.1\n", name="w")
@@ -73,8 +77,9 @@ def test_directory_and_context(run: Any, write_df: WriteDf, mdir: str, tmp_path:
         ("FROM a\nRUN <<EOF\necho\n", (), "never closed"),
     ],
 )
-def test_bad_input_exit_2_one_line(run: Any, write_df: WriteDf, mdir: str, content: str, args: tuple[str, ...],
-                                   message: str) -> None:
+def test_bad_input_exit_2_one_line(
+    run: Any, write_df: WriteDf, mdir: str, content: str, args: tuple[str, ...], message: str
+) -> None:
     p = write_df(content)
     r = run("dockerfile", str(p), *args, "--matrix", mdir)
     assert r.code == 2, (r.out, r.err)
@@ -90,7 +95,9 @@ def test_missing_file_and_binary(run: Any, tmp_path: Path, mdir: str) -> None:
     assert r.code == 2 and "binary" in r.err
 
 
-def test_build_arg_from_environment(run: Any, write_df: WriteDf, mdir: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_build_arg_from_environment(
+    run: Any, write_df: WriteDf, mdir: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("BASE_TAG", "12.1.0-runtime-ubuntu22.04")
     p = write_df("ARG BASE_TAG\nFROM nvidia/cuda:${BASE_TAG}\n")
     r = run("dockerfile", str(p), "--build-arg", "BASE_TAG", "--json", "--matrix", mdir)
@@ -114,4 +121,8 @@ def test_pre_commit_hook_manifest() -> None:
     import re
 
     rx = re.compile(hook["files"])
-    assert rx.search("Dockerfile") and rx.search("docker/Dockerfile.gpu") and not rx.search("Dockerfile_notes.md")
+    assert (
+        rx.search("Dockerfile")
+        and rx.search("docker/Dockerfile.gpu")
+        and not rx.search("Dockerfile_notes.md")
+    )

@@ -33,11 +33,24 @@ def test_registered_in_matrix_extra_validators() -> None:
     ("doc", "problem"),
     [
         ({"updated": "x"}, "updated"),
-        ({"updated": __import__("datetime").date(2026, 1, 1), "os": [{"name": "u", "python": "3.10"}]}, "source"),
-        ({"updated": __import__("datetime").date(2026, 1, 1),
-          "ngc": [{"release": "24.1", "cuda": "12.3", "images": ["pytorch"], "source": "s"}]}, "release"),
-        ({"updated": __import__("datetime").date(2026, 1, 1),
-          "nvidia_cuda": {"require_cuda": [{"cuda": "12.4", "branches": [535], "source": "s"}]}}, "branches"),
+        (
+            {"updated": __import__("datetime").date(2026, 1, 1), "os": [{"name": "u", "python": "3.10"}]},
+            "source",
+        ),
+        (
+            {
+                "updated": __import__("datetime").date(2026, 1, 1),
+                "ngc": [{"release": "24.1", "cuda": "12.3", "images": ["pytorch"], "source": "s"}],
+            },
+            "release",
+        ),
+        (
+            {
+                "updated": __import__("datetime").date(2026, 1, 1),
+                "nvidia_cuda": {"require_cuda": [{"cuda": "12.4", "branches": [535], "source": "s"}]},
+            },
+            "branches",
+        ),
         ([], "mapping"),
     ],
 )
@@ -62,10 +75,17 @@ def test_ref_parsing() -> None:
         ("nvidia/cuda:10.2-cudnn7-devel-ubuntu18.04", "10.2", "devel", 7, "3.6"),
     ],
 )
-def test_nvidia_cuda_tags(raw: dict[str, Any], image: str, cuda: str, flavour: str, cudnn_major: int,
-                          python: str) -> None:
+def test_nvidia_cuda_tags(
+    raw: dict[str, Any], image: str, cuda: str, flavour: str, cudnn_major: int, python: str
+) -> None:
     st = infer(parse_ref(image), raw)
-    assert (st.kind, st.cuda, st.flavour, st.cudnn_major, st.python) == ("cuda", cuda, flavour, cudnn_major, python)
+    assert (st.kind, st.cuda, st.flavour, st.cudnn_major, st.python) == (
+        "cuda",
+        cuda,
+        flavour,
+        cudnn_major,
+        python,
+    )
     assert st.known
 
 

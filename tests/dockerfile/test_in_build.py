@@ -72,8 +72,9 @@ def test_installed_facts_read_pins_without_importing(tmp_path: Path, monkeypatch
     assert "torch" not in sys.modules or not hasattr(sys.modules.get("torch"), "cuda")
 
 
-def test_check_target_driver_too_old_fails_the_build(run: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                    dmatrix: Any) -> None:
+def test_check_target_driver_too_old_fails_the_build(
+    run: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dmatrix: Any
+) -> None:
     sp = fake_site_packages(tmp_path, "torch", "2.1.1", TORCH_REQS)
     only(monkeypatch, sp)
     r = run("check", "--target-driver", "470.82.01", "--json", "--matrix", str(dmatrix.directory))
@@ -85,13 +86,16 @@ def test_check_target_driver_too_old_fails_the_build(run: Any, tmp_path: Path, m
     assert doc["facts"]["torch_cuda"]["raw"] == "12.1"
 
 
-def test_check_target_driver_new_enough_passes(run: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                              dmatrix: Any) -> None:
+def test_check_target_driver_new_enough_passes(
+    run: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dmatrix: Any
+) -> None:
     sp = fake_site_packages(tmp_path, "torch", "2.1.1", TORCH_REQS)
     only(monkeypatch, sp)
     r = run("check", "--target-driver", "535.104.05", "--json", "--matrix", str(dmatrix.directory))
     assert r.code == 0, (r.out, r.err)
-    assert not [f for f in json.loads(r.out)["findings"] if f["id"] == "driver.cuda" and f["severity"] == "error"]
+    assert not [
+        f for f in json.loads(r.out)["findings"] if f["id"] == "driver.cuda" and f["severity"] == "error"
+    ]
 
 
 def test_injected_distributions_cpu_tensorflow(dmatrix: Any) -> None:

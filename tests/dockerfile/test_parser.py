@@ -9,7 +9,9 @@ from compat.errors import InputError
 
 
 def test_continuations_join_and_keep_line_numbers() -> None:
-    df = parse("FROM ubuntu:22.04\nRUN apt-get update && \\\n    # a comment inside\n    apt-get install -y python3\n")
+    df = parse(
+        "FROM ubuntu:22.04\nRUN apt-get update && \\\n    # a comment inside\n    apt-get install -y python3\n"
+    )
     run = df.instructions[1]
     assert run.keyword == "RUN"
     assert (run.line, run.end_line) == (2, 4)
@@ -94,7 +96,11 @@ def test_unset_marker() -> None:
 
 
 def test_key_values_forms() -> None:
-    assert key_values('PATH="/opt/conda/bin:$PATH" A=1 B') == [("PATH", "/opt/conda/bin:$PATH"), ("A", "1"), ("B", None)]
+    assert key_values('PATH="/opt/conda/bin:$PATH" A=1 B') == [
+        ("PATH", "/opt/conda/bin:$PATH"),
+        ("A", "1"),
+        ("B", None),
+    ]
     assert key_values("CUDA_HOME /usr/local/cuda") == [("CUDA_HOME", "/usr/local/cuda")]
     assert key_values("NAME") == [("NAME", None)]
 

@@ -37,8 +37,11 @@ def test_enough_real_fixtures_with_sources() -> None:
         assert f in readme, f"{f} has no source in README.md"
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{c['file']}{'+' + '+'.join(c.get('args', [])) if c.get('args') else ''}"
-                                             for c in CASES])
+@pytest.mark.parametrize(
+    "case",
+    CASES,
+    ids=[f"{c['file']}{'+' + '+'.join(c.get('args', [])) if c.get('args') else ''}" for c in CASES],
+)
 def test_real_dockerfile(case: dict[str, Any], shipped: Any, run: Any) -> None:
     path = DATA / "real" / case["file"]
     r = run("dockerfile", str(path), "--json", "--matrix", str(shipped.directory), *case.get("args", []))
@@ -49,6 +52,7 @@ def test_real_dockerfile(case: dict[str, Any], shipped: Any, run: Any) -> None:
     wrong = set(case.get("absent", [])) & found
     assert not missing, f"expected {sorted(missing)}; got {sorted(found)}"
     assert not wrong, f"must not report {sorted(wrong)}: " + "; ".join(
-        f["title"] for f in doc["findings"] if f["id"] in wrong)
+        f["title"] for f in doc["findings"] if f["id"] in wrong
+    )
     assert doc["stages"] and all(isinstance(f.get("line"), int) for f in doc["findings"])
     assert r.code == (1 if doc["verdict"] == "error" else 0)

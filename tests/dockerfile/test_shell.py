@@ -10,11 +10,22 @@ def argvs(text: str, env: dict[str, str] | None = None) -> list[tuple[str, ...]]
 
 
 def test_and_or_with_length_test_picks_the_pin() -> None:
-    text = ("[ ${#PYTORCH} -gt 0 ] && VERSION='torch=='$PYTORCH'.*' ||  VERSION='torch'; "
-            "python3 -m pip install -U $VERSION --extra-index-url https://download.pytorch.org/whl/$CUDA")
+    text = (
+        "[ ${#PYTORCH} -gt 0 ] && VERSION='torch=='$PYTORCH'.*' ||  VERSION='torch'; "
+        "python3 -m pip install -U $VERSION --extra-index-url https://download.pytorch.org/whl/$CUDA"
+    )
     assert argvs(text, {"PYTORCH": "2.6.0", "CUDA": "cu121"}) == [
-        ("python3", "-m", "pip", "install", "-U", "torch==2.6.0.*", "--extra-index-url",
-         "https://download.pytorch.org/whl/cu121")]
+        (
+            "python3",
+            "-m",
+            "pip",
+            "install",
+            "-U",
+            "torch==2.6.0.*",
+            "--extra-index-url",
+            "https://download.pytorch.org/whl/cu121",
+        )
+    ]
     assert argvs(text, {"PYTORCH": "", "CUDA": "cu121"})[0][5] == "torch"
 
 
@@ -23,7 +34,7 @@ def test_if_else_evaluates_known_conditions() -> None:
     assert argvs(text, {"USE_GPU": "true"}) == [("pip", "install", "a")]
     assert argvs(text, {"USE_GPU": "no"}) == [("pip", "install", "b")]
     # Unknown condition: the then-branch, as a build where every command succeeds.
-    assert argvs('if test -f /x; then pip install a; else pip install b; fi') == [("pip", "install", "a")]
+    assert argvs("if test -f /x; then pip install a; else pip install b; fi") == [("pip", "install", "a")]
 
 
 def test_case_matches_patterns() -> None:
@@ -37,13 +48,16 @@ def test_or_fallback_not_taken_after_success() -> None:
 
 
 def test_for_loop_and_cd_and_prefix_env() -> None:
-    cmds = run("cd /src && for p in a b; do MAX_JOBS=2 pip install \"$p\"; done", {})
+    cmds = run('cd /src && for p in a b; do MAX_JOBS=2 pip install "$p"; done', {})
     assert [c.argv for c in cmds] == [("pip", "install", "a"), ("pip", "install", "b")]
     assert cmds[0].cwd == "/src" and cmds[0].env["MAX_JOBS"] == "2"
 
 
 def test_redirections_comments_and_substitution() -> None:
-    assert argvs("pip install x > /dev/null 2>&1 # note\necho 'a # b'") == [("pip", "install", "x"), ("echo", "a # b")]
+    assert argvs("pip install x > /dev/null 2>&1 # note\necho 'a # b'") == [
+        ("pip", "install", "x"),
+        ("echo", "a # b"),
+    ]
     out = argvs("pip install $(cat reqs)")
     assert out[0][:2] == ("pip", "install") and "\x00" in out[0][2]
 

@@ -60,5 +60,3 @@ def doctor_matrix(matrix_dir: Path):  # type: ignore[no-untyped-def]
     from compat.matrix import load_matrix
 
     return load_matrix(matrix_dir)
-
-

@@ -57,8 +57,14 @@ def data(*parts: str) -> str:
 class FakeNvml:
     """Serves one recorded machine. Fields the recording lacks answer NVML_ERROR_NOT_SUPPORTED, as a GeForce does."""
 
-    def __init__(self, doc: dict[str, Any] | None = None, *, init_error: BaseException | None = None,
-                 hang: threading.Event | None = None, device_error: dict[str, int] | None = None) -> None:
+    def __init__(
+        self,
+        doc: dict[str, Any] | None = None,
+        *,
+        init_error: BaseException | None = None,
+        hang: threading.Event | None = None,
+        device_error: dict[str, int] | None = None,
+    ) -> None:
         self.doc = doc or {"devices": []}
         self.init_error = init_error
         self.hang = hang
@@ -131,7 +137,10 @@ class FakeNvml:
         return [SimpleNamespace(pid=p["pid"], usedGpuMemory=p.get("used")) for p in self._d(h, "processes")]
 
     def nvmlDeviceGetGraphicsRunningProcesses(self, h: int) -> list[SimpleNamespace]:
-        return [SimpleNamespace(pid=p["pid"], usedGpuMemory=p.get("used")) for p in self._d(h, "graphics_processes")]
+        return [
+            SimpleNamespace(pid=p["pid"], usedGpuMemory=p.get("used"))
+            for p in self._d(h, "graphics_processes")
+        ]
 
     def nvmlDeviceGetPersistenceMode(self, h: int) -> int:
         return int(self._d(h, "persistence_mode"))
@@ -218,7 +227,11 @@ def write_exe(directory: Path, name: str, script: str) -> Path:
 
 def env_with(path_first: Path | None = None, *, only: bool = False, **extra: str) -> dict[str, str]:
     """A clean environment for a probe: PATH is `path_first` (alone with only=True) then /usr/bin:/bin."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CUDA_", "LD_LIBRARY", "NVIDIA_", "COMPAT_OVERRIDE"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CUDA_", "LD_LIBRARY", "NVIDIA_", "COMPAT_OVERRIDE"))
+    }
     base = "" if only else "/usr/bin:/bin"
     env["PATH"] = ":".join(p for p in ((str(path_first) if path_first else ""), base) if p)
     env.update(extra)
@@ -228,14 +241,23 @@ def env_with(path_first: Path | None = None, *, only: bool = False, **extra: str
 def fake_python(directory: Path, torch_behaviour: str, *, meta: dict[str, Any] | None = None) -> Path:
     """A fake interpreter for `--python`: answers the child's "meta" mode with a canned JSON document (torch
     installed) and, asked to import torch, behaves as told: "segv" (killed by SIGSEGV), "hang", "import-error"."""
-    doc = meta or {"stage": "done", "python": "3.10.12", "executable": str(directory / "python"),
-                   "distributions": {"torch": "2.5.1"}, "requires": {"torch": []}, "static": {}, "stamps": {}}
+    doc = meta or {
+        "stage": "done",
+        "python": "3.10.12",
+        "executable": str(directory / "python"),
+        "distributions": {"torch": "2.5.1"},
+        "requires": {"torch": []},
+        "static": {},
+        "stamps": {},
+    }
     behaviour = {
         "segv": 'echo "Fatal Python error: Segmentation fault" >&2; kill -SEGV $$',
         "hang": "sleep 60",
-        "import-error": ('printf \'%s\' \'{"stage": "import", "mode": "torch", "error": "ImportError: libcudnn.so.9: '
-                         'cannot open shared object file: No such file or directory", "traceback": "Traceback ...\\\\n'
-                         'ImportError: libcudnn.so.9: cannot open shared object file"}\' > "$3"; exit 1'),
+        "import-error": (
+            'printf \'%s\' \'{"stage": "import", "mode": "torch", "error": "ImportError: libcudnn.so.9: '
+            'cannot open shared object file: No such file or directory", "traceback": "Traceback ...\\\\n'
+            'ImportError: libcudnn.so.9: cannot open shared object file"}\' > "$3"; exit 1'
+        ),
     }[torch_behaviour]
     script = f"""mode="$2"
 if [ "$mode" = "meta" ]; then
@@ -247,5 +269,3 @@ fi
 {behaviour}
 """
     return write_exe(directory, "python", script)
-
-

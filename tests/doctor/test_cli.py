@@ -15,12 +15,22 @@ import pytest
 from tests.doctor.fakes import ROOT, fake_python, write_exe
 
 
-def doctor(matrix_dir: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def doctor(
+    matrix_dir: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     """Run the real CLI in a fresh interpreter (as a user would), with the test matrix."""
     e = dict(os.environ if env is None else env)
     e["PYTHONPATH"] = str(ROOT) + os.pathsep + e.get("PYTHONPATH", "")
-    return subprocess.run([sys.executable, "-m", "compat", *args, "--matrix", str(matrix_dir)], capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL, timeout=timeout, env=e, cwd=str(ROOT), check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "compat", *args, "--matrix", str(matrix_dir)],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=timeout,
+        env=e,
+        cwd=str(ROOT),
+        check=False,
+    )
 
 
 def _doc(res: subprocess.CompletedProcess[str]) -> dict[str, Any]:
@@ -65,11 +75,21 @@ def test_text_report_is_grouped(matrix_dir: Path) -> None:
 
 
 def test_doctor_never_imports_a_framework_in_its_own_process(matrix_dir: Path) -> None:
-    code = ("import sys\nfrom compat.cli import main\n"
-            "try:\n    main(['doctor', '--no-smoke', '--json', '--matrix', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
-            "sys.stderr.write('IMPORTED=' + ','.join(m for m in ('torch', 'tensorflow', 'jax') if m in sys.modules))\n")
-    res = subprocess.run([sys.executable, "-c", code, str(matrix_dir)], capture_output=True, text=True, timeout=120,
-                         cwd=str(ROOT), env={**os.environ, "PYTHONPATH": str(ROOT)}, stdin=subprocess.DEVNULL, check=False)
+    code = (
+        "import sys\nfrom compat.cli import main\n"
+        "try:\n    main(['doctor', '--no-smoke', '--json', '--matrix', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
+        "sys.stderr.write('IMPORTED=' + ','.join(m for m in ('torch', 'tensorflow', 'jax') if m in sys.modules))\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code, str(matrix_dir)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=str(ROOT),
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
     last = res.stderr.rstrip("\n").splitlines()[-1]
     assert last == "IMPORTED=", res.stderr[-500:]
 
@@ -126,12 +146,16 @@ def test_fail_on_warning(matrix_dir: Path, tmp_path: Path) -> None:
 
 def test_smoke_joins_the_report(matrix_dir: Path, tmp_path: Path) -> None:
     """Without --no-smoke the smoke job runs (here: a fake interpreter with no framework, so it is fast)."""
-    py = write_exe(tmp_path, "python", """mode="$2"
+    py = write_exe(
+        tmp_path,
+        "python",
+        """mode="$2"
 if [ "$mode" = "meta" ]; then
   printf '%s' '{"stage": "done", "python": "3.12.1", "distributions": {}, "requires": {}}' > "$3"; exit 0
 fi
 exec "$(dirname "$0")/real-python" "$@"
-""")
+""",
+    )
     (tmp_path / "real-python").symlink_to(sys.executable)
     res = doctor(matrix_dir, "doctor", "--json", "--python", str(py), timeout=300)
     assert res.returncode in (0, 1), res.stderr

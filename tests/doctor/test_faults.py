@@ -40,7 +40,9 @@ def test_run_command_kills_the_whole_process_group(fake_bin: FakeBin) -> None:
 
 
 def test_run_command_outcomes(fake_bin: FakeBin, tmp_path: Path) -> None:
-    assert run_command(["definitely-not-a-command-compat"], 1, environ=env_with(tmp_path)).status == "not-found"
+    assert (
+        run_command(["definitely-not-a-command-compat"], 1, environ=env_with(tmp_path)).status == "not-found"
+    )
     crash = fake_bin("crash", "kill -SEGV $$\n")
     res = run_command([str(crash)], 5)
     assert (res.status, res.describe()) == ("crashed", "crash crashed (SIGSEGV)")
@@ -60,7 +62,9 @@ def test_run_bounded_reports_a_hung_and_a_broken_probe() -> None:
         raise RuntimeError("probe bug")
 
     t0 = time.monotonic()
-    out = run_bounded({"hung": lambda: release.wait(30), "broken": boom, "fine": lambda: {"status": "ok"}}, 0.5)
+    out = run_bounded(
+        {"hung": lambda: release.wait(30), "broken": boom, "fine": lambda: {"status": "ok"}}, 0.5
+    )
     release.set()
     assert time.monotonic() - t0 < 3
     assert out["hung"]["status"] == "timeout"
@@ -111,11 +115,14 @@ def test_nvidia_smi_mismatch(fake_bin: FakeBin, tmp_path: Path) -> None:
 def test_old_nvidia_smi_without_compute_cap_is_retried(fake_bin: FakeBin, tmp_path: Path) -> None:
     msg = tmp_path / "msg.txt"
     msg.write_text(data("nvidia_smi", "failed-compute-cap-field.txt"))
-    fake_bin("nvidia-smi", f"""case "$1" in
+    fake_bin(
+        "nvidia-smi",
+        f"""case "$1" in
   *compute_cap*) cat {msg}; exit 2;;
 esac
 echo '0, Tesla V100-PCIE-32GB, GPU-1234, 470.141.03, 32510, 0, 32508, Enabled, 34, 25.12, 250.00, 00000000:3B:00.0'
-""")
+""",
+    )
     raw = nvidia_smi.probe(5, env_with(fake_bin.dir))  # type: ignore[attr-defined]
     assert "compute_cap" not in raw["fields"]
     res = nvidia_smi.parse(raw)
@@ -165,8 +172,9 @@ def test_nvml_hang_is_bounded() -> None:
 
 
 def test_nvml_lost_gpu_and_denied_fields_are_recorded() -> None:
-    fake = FakeNvml.recorded("rtx4070-550.40.07.json", device_error={"temperature": NO_PERMISSION,
-                                                                     "power_usage": GPU_IS_LOST})
+    fake = FakeNvml.recorded(
+        "rtx4070-550.40.07.json", device_error={"temperature": NO_PERMISSION, "power_usage": GPU_IS_LOST}
+    )
     p = nvml.parse(nvml.acquire(fake))
     d = p["gpus"][0]["details"]
     assert d["health"]["temperature"] is None
@@ -214,7 +222,8 @@ def test_kernel_log_from_kmsg_when_dmesg_is_denied(fake_bin: FakeBin, tmp_path: 
     (tmp_path / "root" / "dev").mkdir(parents=True)
     (tmp_path / "root" / "dev" / "kmsg").write_text(
         "4,900,14328198504,-;NVRM: Xid (PCI:0000:0a:00): 31, pid=13332, name=python, Ch 00000010\n"
-        " SUBSYSTEM=pci\n3,901,14370687545,-;Out of memory: Killed process 77 (python) total-vm:1kB, anon-rss:2048kB\n")
+        " SUBSYSTEM=pci\n3,901,14370687545,-;Out of memory: Killed process 77 (python) total-vm:1kB, anon-rss:2048kB\n"
+    )
     res = health.probe(HostFS(str(tmp_path / "root")), env_with(fake_bin.dir, only=True), 2)  # type: ignore[attr-defined]
     assert res["source"] == "/dev/kmsg"
     assert [e["code"] for e in res["xid"]] == [31] and res["oom"][0]["pid"] == 77
@@ -241,8 +250,9 @@ def test_a_fifo_does_not_block_a_read(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ the framework child
 
 
-@pytest.mark.parametrize(("behaviour", "status"), [("segv", "crashed"), ("hang", "timeout"),
-                                                    ("import-error", "import-error")])
+@pytest.mark.parametrize(
+    ("behaviour", "status"), [("segv", "crashed"), ("hang", "timeout"), ("import-error", "import-error")]
+)
 def test_framework_child_faults(tmp_path: Path, behaviour: str, status: str) -> None:
     py = fake_python(tmp_path, behaviour)
     t0 = time.monotonic()
@@ -271,7 +281,11 @@ def test_failed_imports_are_not_cached(tmp_path: Path) -> None:
 def test_broken_interpreter(tmp_path: Path) -> None:
     from tests.doctor.fakes import write_exe
 
-    py = write_exe(tmp_path, "python", "echo 'error while loading shared libraries: libpython3.10.so.1.0' >&2\nexit 127\n")
+    py = write_exe(
+        tmp_path,
+        "python",
+        "echo 'error while loading shared libraries: libpython3.10.so.1.0' >&2\nexit 127\n",
+    )
     res = frameworks.probe(str(py), env_with(), timeout=2.0)
     assert res["status"] == "error"
     assert "libpython3.10" in res["meta"]["output"]
@@ -293,4 +307,6 @@ def test_real_child_script_on_this_interpreter() -> None:
     assert doc["version"] == here["distributions"]["torch"]
     assert isinstance(doc["cuda_available"], bool)
     static = here["static"]["torch"]
-    assert static["version"] == doc["version"] and static["cuda"] == doc["cuda"]  # version.py read without import
+    assert (
+        static["version"] == doc["version"] and static["cuda"] == doc["cuda"]
+    )  # version.py read without import

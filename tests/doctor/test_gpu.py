@@ -13,7 +13,9 @@ from compat.resolver import resolve
 
 pytestmark = [
     pytest.mark.gpu,
-    pytest.mark.skipif(not Path("/proc/driver/nvidia/version").exists(), reason="no NVIDIA driver loaded here"),
+    pytest.mark.skipif(
+        not Path("/proc/driver/nvidia/version").exists(), reason="no NVIDIA driver loaded here"
+    ),
 ]
 
 
@@ -22,7 +24,9 @@ def test_real_nvml_sees_the_gpus(doctor_matrix: Any) -> None:
     assert facts.probes["nvml"]["status"] == "ok", facts.probes["nvml"]
     assert facts.gpus, facts.gpus_source
     g = facts.gpus[0]
-    assert g.cc is not None and g.details["memory_total"] > 0 and g.details["uuid"].startswith(("GPU-", "MIG-"))
+    assert (
+        g.cc is not None and g.details["memory_total"] > 0 and g.details["uuid"].startswith(("GPU-", "MIG-"))
+    )
     assert isinstance(g.details["health"]["temperature"], int)
     driver = facts.get("driver")
     assert driver is not None and driver.source == "nvml"

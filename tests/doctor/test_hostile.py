@@ -20,8 +20,10 @@ from tests.doctor.fakes import ROOT, FakeNvml, FakeNVMLError, env_with, write_ex
 
 FakeBin = Callable[[str, str], Path]
 
-RTX4090_ROW = ("0, NVIDIA GeForce RTX 4090, GPU-af4f89ae-d08b, 535.183.06, 24564, 2, 24216, 8.9, Disabled, 41, 18.50, "
-               "450.00, 00000000:01:00.0")
+RTX4090_ROW = (
+    "0, NVIDIA GeForce RTX 4090, GPU-af4f89ae-d08b, 535.183.06, 24564, 2, 24216, 8.9, Disabled, 41, 18.50, "
+    "450.00, 00000000:01:00.0"
+)
 
 
 def _in_fresh_process(code: str) -> dict[str, Any]:
@@ -30,9 +32,11 @@ def _in_fresh_process(code: str) -> dict[str, Any]:
     A fresh process, so that the peak measured is this probe's, not that of whatever test ran before it."""
     import subprocess
 
-    wrapper = (f"import json, resource, time\n{code}\n"
-               "out['peak_mib'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024\n"
-               "print(json.dumps(out))\n")
+    wrapper = (
+        f"import json, resource, time\n{code}\n"
+        "out['peak_mib'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024\n"
+        "print(json.dumps(out))\n"
+    )
     p = subprocess.run([sys.executable, "-c", wrapper], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout)  # type: ignore[no-any-return]
@@ -41,11 +45,14 @@ def _in_fresh_process(code: str) -> dict[str, Any]:
 def test_endless_output_is_bounded_in_time_and_memory(fake_bin: FakeBin) -> None:
     # `yes` fills a pipe at GB/s: keeping everything it printed until the deadline took gigabytes (4.9 GB for a
     # 2 s timeout) and overran the deadline fourfold.
-    exe = fake_bin("spew", "exec yes 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'\n")
+    exe = fake_bin(
+        "spew", "exec yes 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'\n"
+    )
     out = _in_fresh_process(
         "from compat.probes._util import run_command\n"
         f"t0 = time.monotonic(); res = run_command([{str(exe)!r}], 1.5)\n"
-        "out = {'status': res.status, 'seconds': time.monotonic() - t0, 'kept': len(res.stdout)}\n")
+        "out = {'status': res.status, 'seconds': time.monotonic() - t0, 'kept': len(res.stdout)}\n"
+    )
     assert out["status"] == "timeout"
     assert out["seconds"] < 4, out
     assert out["peak_mib"] < 300, out
@@ -53,15 +60,20 @@ def test_endless_output_is_bounded_in_time_and_memory(fake_bin: FakeBin) -> None
 
 
 def test_framework_child_that_prints_forever_is_a_timeout(tmp_path: Path) -> None:
-    py = write_exe(tmp_path, "python", 'if [ "$2" = meta ]; then\n'
-                   '  printf \'%s\' \'{"stage": "done", "python": "3.10.12", "distributions": {"torch": "2.5.1"}, '
-                   '"requires": {}, "static": {}, "stamps": {}}\' > "$3"; exit 0\nfi\nexec yes\n')
+    py = write_exe(
+        tmp_path,
+        "python",
+        'if [ "$2" = meta ]; then\n'
+        '  printf \'%s\' \'{"stage": "done", "python": "3.10.12", "distributions": {"torch": "2.5.1"}, '
+        '"requires": {}, "static": {}, "stamps": {}}\' > "$3"; exit 0\nfi\nexec yes\n',
+    )
     out = _in_fresh_process(
         "from compat.probes import frameworks\n"
         f"t0 = time.monotonic(); res = frameworks.probe({str(py)!r}, timeout=1.5, cache=False)\n"
         "child = res['children']['torch']\n"
         "out = {'seconds': time.monotonic() - t0, 'status': child['status'],\n"
-        "       'describe': frameworks.describe_child(child)}\n")
+        "       'describe': frameworks.describe_child(child)}\n"
+    )
     assert out["seconds"] < 8, out
     assert out["peak_mib"] < 300, out
     assert out["status"] == "timeout"
@@ -72,7 +84,9 @@ def test_newest_kernel_log_lines_survive_a_big_log(fake_bin: FakeBin, tmp_path: 
     # `journalctl -k -n 20000` easily prints more than MAX_OUTPUT; the newest lines are the ones that matter.
     log = tmp_path / "log.txt"
     filler = "[    1.000000] host kernel: pci 0000:00:00.0: some boot noise that fills the ring buffer\n"
-    xid = "[ 9999.000000] NVRM: Xid (PCI:0000:2b:00): 79, pid=1234, name=python, GPU has fallen off the bus.\n"
+    xid = (
+        "[ 9999.000000] NVRM: Xid (PCI:0000:2b:00): 79, pid=1234, name=python, GPU has fallen off the bus.\n"
+    )
     log.write_text(filler * (3 * MAX_OUTPUT // len(filler)) + xid)
     fake_bin("dmesg", f"cat {log}\n")
     res = health.probe(HostFS(str(tmp_path / "noroot")), env_with(fake_bin.dir), 5)  # type: ignore[attr-defined]
@@ -94,15 +108,23 @@ def test_nvidia_smi_printing_100_mb(fake_bin: FakeBin) -> None:
 
 def _smi_gather(fake_bin: FakeBin, script: str) -> Any:
     fake_bin("nvidia-smi", script)
-    return gather_facts(environ=env_with(fake_bin.dir), nvml=FakeNvml(init_error=FakeNVMLError(999)),  # type: ignore[attr-defined]
-                        frameworks=False, timeout=3)
+    return gather_facts(
+        environ=env_with(fake_bin.dir),
+        nvml=FakeNvml(init_error=FakeNVMLError(999)),  # type: ignore[attr-defined]
+        frameworks=False,
+        timeout=3,
+    )
 
 
-@pytest.mark.parametrize("script", [
-    "head -c 20000 /dev/urandom\n",            # binary junk: stray carriage returns and quotes
-    "printf '0, NVIDIA\\rA100, x\\n'\n",     # a carriage return inside a field
-    "printf '\\377\\376\\000\\r\\n\\033[31m'\n",
-], ids=["urandom", "carriage-return", "control-bytes"])
+@pytest.mark.parametrize(
+    "script",
+    [
+        "head -c 20000 /dev/urandom\n",  # binary junk: stray carriage returns and quotes
+        "printf '0, NVIDIA\\rA100, x\\n'\n",  # a carriage return inside a field
+        "printf '\\377\\376\\000\\r\\n\\033[31m'\n",
+    ],
+    ids=["urandom", "carriage-return", "control-bytes"],
+)
 def test_nvidia_smi_binary_junk_is_garbage(fake_bin: FakeBin, script: str, doctor_matrix: Any) -> None:
     facts = _smi_gather(fake_bin, script)
     # NVML's own failure stays the NVML finding's reason; nvidia-smi's junk is nvidia-smi's.
@@ -121,17 +143,26 @@ def test_nvidia_smi_absurd_numbers_are_unknown_not_a_probe_failure(fake_bin: Fak
     assert facts.gpus[0].details["health"]["temperature"] is None
 
 
-@pytest.mark.parametrize(("row", "driver"), [
-    ("0, [N/A], [N/A], [N/A], [N/A], [N/A], [N/A], [N/A], [N/A], [N/A], [N/A], [N/A], [N/A]", None),
-    ("0, Tesla T4, GPU-1, 535.104.05, [Not Supported], [Not Supported], [Not Supported], [Not Supported], "
-     "[Not Supported], [Not Supported], [Not Supported], [Not Supported], [Not Supported]", "535.104.05"),
-], ids=["all-na", "not-supported"])
+@pytest.mark.parametrize(
+    ("row", "driver"),
+    [
+        ("0, [N/A], [N/A], [N/A], [N/A], [N/A], [N/A], [N/A], [N/A], [N/A], [N/A], [N/A], [N/A]", None),
+        (
+            "0, Tesla T4, GPU-1, 535.104.05, [Not Supported], [Not Supported], [Not Supported], [Not Supported], "
+            "[Not Supported], [Not Supported], [Not Supported], [Not Supported], [Not Supported]",
+            "535.104.05",
+        ),
+    ],
+    ids=["all-na", "not-supported"],
+)
 def test_nvidia_smi_na_fields(fake_bin: FakeBin, row: str, driver: str | None, doctor_matrix: Any) -> None:
     facts = _smi_gather(fake_bin, f"echo '{row}'\n")
     assert facts.probes["nvidia_smi"]["ok"] is True
     d = facts.get("driver")
     assert (d.raw if d is not None else None) == driver
-    assert facts.gpus is not None and facts.gpus[0].cc is None and facts.gpus[0].details["memory_total"] is None
+    assert (
+        facts.gpus is not None and facts.gpus[0].cc is None and facts.gpus[0].details["memory_total"] is None
+    )
     resolve(facts, doctor_matrix, extra_checks=doctor_checks).to_json()
 
 
@@ -157,8 +188,11 @@ class OldBinding(FakeNvml):
 
 
 def test_old_binding_without_a_system_function() -> None:
-    facts = gather_facts(environ=env_with("/nonexistent", only=True), frameworks=False,
-                         nvml=OldBinding.recorded("v100-535.171.04.json"))
+    facts = gather_facts(
+        environ=env_with("/nonexistent", only=True),
+        frameworks=False,
+        nvml=OldBinding.recorded("v100-535.171.04.json"),
+    )
     assert facts.probes["nvml"]["status"] == "ok"
     d = facts.get("driver")
     assert d is not None and (d.raw, d.source) == ("535.171.04", "nvml")
@@ -189,9 +223,16 @@ def test_nvml_values_of_the_wrong_shape_stay_in_their_field() -> None:
 def test_proc_version_with_an_absurd_number(tmp_path: Path, doctor_matrix: Any) -> None:
     d = tmp_path / "proc" / "driver" / "nvidia"
     d.mkdir(parents=True)
-    (d / "version").write_text("NVRM version: NVIDIA UNIX x86_64 Kernel Module  " + "5" * 5000 + ".1.1  Sun\n")
-    facts = gather_facts(environ=env_with("/nonexistent", only=True), nvml=FakeNvml(init_error=FakeNVMLError(9)),
-                         frameworks=False, timeout=1, root=str(tmp_path))
+    (d / "version").write_text(
+        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  " + "5" * 5000 + ".1.1  Sun\n"
+    )
+    facts = gather_facts(
+        environ=env_with("/nonexistent", only=True),
+        nvml=FakeNvml(init_error=FakeNVMLError(9)),
+        frameworks=False,
+        timeout=1,
+        root=str(tmp_path),
+    )
     assert facts.get("driver") is None or not facts.get("driver").present  # type: ignore[union-attr]
     resolve(facts, doctor_matrix, extra_checks=doctor_checks)
 
@@ -199,17 +240,27 @@ def test_proc_version_with_an_absurd_number(tmp_path: Path, doctor_matrix: Any) 
 def _dist(site: Path, name: str, version: str, requires: tuple[str, ...] = ()) -> None:
     di = site / f"{name}-{version.replace('/', '_')}.dist-info"
     di.mkdir(parents=True)
-    lines = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}", *(f"Requires-Dist: {r}" for r in requires)]
+    lines = [
+        "Metadata-Version: 2.1",
+        f"Name: {name}",
+        f"Version: {version}",
+        *(f"Requires-Dist: {r}" for r in requires),
+    ]
     (di / "METADATA").write_text("\n".join(lines) + "\n")
 
 
-def test_installed_framework_with_a_non_pep440_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                       doctor_matrix: Any) -> None:
+def test_installed_framework_with_a_non_pep440_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, doctor_matrix: Any
+) -> None:
     # Old setuptools wrote "Version: UNKNOWN" for a package without a version.
     _dist(tmp_path / "site", "tensorflow", "UNKNOWN")
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
-    facts = gather_facts(environ=env_with("/nonexistent", only=True), nvml=FakeNvml(init_error=FakeNVMLError(12)),
-                         frameworks=False, timeout=1)
+    facts = gather_facts(
+        environ=env_with("/nonexistent", only=True),
+        nvml=FakeNvml(init_error=FakeNVMLError(12)),
+        frameworks=False,
+        timeout=1,
+    )
     assert facts.get("tensorflow") is None  # unknown, not a crash (the doctor exited 2: "malformed version")
     assert facts.probes["frameworks"]["distributions"]["tensorflow"] == "UNKNOWN"
     resolve(facts, doctor_matrix, extra_checks=doctor_checks)
@@ -218,11 +269,23 @@ def test_installed_framework_with_a_non_pep440_version(tmp_path: Path, monkeypat
 def test_other_interpreter_reporting_a_malformed_version(tmp_path: Path) -> None:
     from tests.doctor.fakes import fake_python
 
-    meta = {"stage": "done", "python": "3.10.12", "executable": str(tmp_path / "python"),
-            "distributions": {"torch": "garbage"}, "requires": {"torch": []}, "static": {}, "stamps": {}}
+    meta = {
+        "stage": "done",
+        "python": "3.10.12",
+        "executable": str(tmp_path / "python"),
+        "distributions": {"torch": "garbage"},
+        "requires": {"torch": []},
+        "static": {},
+        "stamps": {},
+    }
     py = fake_python(tmp_path, "segv", meta=meta)
-    facts = gather_facts(str(py), environ=env_with(), nvml=FakeNvml(init_error=FakeNVMLError(12)), timeout=1,
-                         framework_timeout=2)
+    facts = gather_facts(
+        str(py),
+        environ=env_with(),
+        nvml=FakeNvml(init_error=FakeNVMLError(12)),
+        timeout=1,
+        framework_timeout=2,
+    )
     assert facts.get("torch") is None
     assert facts.probes["frameworks"]["children"]["torch"]["status"] == "crashed"
 
@@ -248,7 +311,9 @@ def test_import_cache_of_the_wrong_shape_is_ignored(tmp_path: Path) -> None:
 
 
 def test_framework_child_writing_deeply_nested_json(tmp_path: Path) -> None:
-    py = write_exe(tmp_path, "python", "python3 -c \"import sys; open(sys.argv[1], 'w').write('[' * 100000)\" \"$3\"\n")
+    py = write_exe(
+        tmp_path, "python", "python3 -c \"import sys; open(sys.argv[1], 'w').write('[' * 100000)\" \"$3\"\n"
+    )
     child = frameworks.run_child(str(py), "meta", 5)
     assert child["status"] == "failed" and child["result"] is None and child["bad_json"]
 
@@ -292,23 +357,27 @@ def test_doctor_run_from_a_deleted_directory(tmp_path: Path) -> None:
         "from compat.probes._util import HostFS\n"
         f"gone = {str(tmp_path / 'gone')!r}\n"
         "os.makedirs(gone); os.chdir(gone); os.rmdir(gone)\n"
-        "out = resources.probe(HostFS('/'), {})\n")
+        "out = resources.probe(HostFS('/'), {})\n"
+    )
     assert out["status"] == "ok"
     assert out["memory"]["total"] and out["disk"] == [{"path": ".", "error": "does not exist"}]
 
 
-def test_framework_build_file_that_is_no_plain_literal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_framework_build_file_that_is_no_plain_literal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # torch/version.py is read without importing torch (ast.literal_eval): an unhashable dict key raised TypeError
     # and took every framework fact of this interpreter with it.
     site = tmp_path / "site"
     _dist(site, "torch", "2.5.1")
     (site / "torch").mkdir()
     (site / "torch" / "__init__.py").write_text("")
-    (site / "torch" / "version.py").write_text('__version__ = "2.5.1"\ncuda = {[1]: 2}\ngit_version = "abc"\n')
+    (site / "torch" / "version.py").write_text(
+        '__version__ = "2.5.1"\ncuda = {[1]: 2}\ngit_version = "abc"\n'
+    )
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.delitem(sys.modules, "torch", raising=False)  # find_spec answers from sys.modules first
     res = frameworks.probe(None, env_with(), frameworks=False)
     assert res["status"] == "ok" and res["distributions"]["torch"] == "2.5.1"
     assert res["static"]["torch"]["version"] == "2.5.1" and res["static"]["torch"]["cuda"] is None
     assert res["static"]["torch"]["git_version"] == "abc"
-

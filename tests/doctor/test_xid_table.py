@@ -21,15 +21,35 @@ def test_shipped_table_is_valid_and_covers_the_codes_training_meets() -> None:
     table = xid_table(doc)
     assert {13, 31, 43, 45, 48, 63, 64, 74, 79, 92, 94, 95, 119, 154} <= set(table)
     assert table[79]["severity"] == "error" and table[45]["severity"] == "info"
-    assert all(row["source"].startswith("https://docs.nvidia.com/deploy/xid-errors/") for row in table.values())
+    assert all(
+        row["source"].startswith("https://docs.nvidia.com/deploy/xid-errors/") for row in table.values()
+    )
 
 
 def test_validator_lists_every_problem() -> None:
-    bad = {"xids": [{"code": 79, "name": "x", "meaning": "m", "action": "a", "source": "http://example.com",
-                     "severity": "fatal", "cause": "bus"},
-                    {"code": 79, "name": "", "meaning": "m", "action": "a", "source": "https://x", "severity": "error",
-                     "cause": "gremlins"},
-                    "not a row"]}
+    bad = {
+        "xids": [
+            {
+                "code": 79,
+                "name": "x",
+                "meaning": "m",
+                "action": "a",
+                "source": "http://example.com",
+                "severity": "fatal",
+                "cause": "bus",
+            },
+            {
+                "code": 79,
+                "name": "",
+                "meaning": "m",
+                "action": "a",
+                "source": "https://x",
+                "severity": "error",
+                "cause": "gremlins",
+            },
+            "not a row",
+        ]
+    }
     problems = validate_document(bad)
     text = "\n".join(problems)
     assert "'updated'" in text

@@ -51,16 +51,27 @@ def test_streaming_a_generator_of_child_output() -> None:
 
 
 def test_notebook_text_through_diagnose_text() -> None:
-    nb = ('{"nbformat": 4, "cells": [{"outputs": [{"output_type": "error", "ename": "RuntimeError", '
-          '"evalue": "x", "traceback": ["\\u001b[31mRuntimeError\\u001b[0m: Cannot re-initialize CUDA in forked '
-          'subprocess. To use CUDA with multiprocessing, you must use the \'spawn\' start method"]}]}]}')
+    nb = (
+        '{"nbformat": 4, "cells": [{"outputs": [{"output_type": "error", "ename": "RuntimeError", '
+        '"evalue": "x", "traceback": ["\\u001b[31mRuntimeError\\u001b[0m: Cannot re-initialize CUDA in forked '
+        "subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method\"]}]}]}"
+    )
     assert ex.diagnose_text(nb)[0].category == "cuda_fork"
 
 
 def test_import_is_light() -> None:
-    code = ("import sys, compat, compat.explain; "
-            "bad = [m for m in ('yaml', 'typer', 'rich', 'torch', 'pynvml') if m in sys.modules]; "
-            "print(','.join(bad))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                         stdin=subprocess.DEVNULL, cwd=ROOT, check=True).stdout.strip()
+    code = (
+        "import sys, compat, compat.explain; "
+        "bad = [m for m in ('yaml', 'typer', 'rich', 'torch', 'pynvml') if m in sys.modules]; "
+        "print(','.join(bad))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        cwd=ROOT,
+        check=True,
+    ).stdout.strip()
     assert out == ""

@@ -68,9 +68,18 @@ def test_bad_rows_are_all_reported() -> None:
     rows[9]["meaning"] = "uses {missing_fact}"
     del rows[10]["source"]
     out = _problems(doc)
-    for needle in ("does not compile", "unknown category 'gpu_melted'", "must be lower-case", "'confidence'",
-                   "does not match the pattern", "unknown fact 'nonsense_fact'", "unknown converter 'roman'",
-                   "duplicate id", "{missing_fact}", "'source' URL"):
+    for needle in (
+        "does not compile",
+        "unknown category 'gpu_melted'",
+        "must be lower-case",
+        "'confidence'",
+        "does not match the pattern",
+        "unknown fact 'nonsense_fact'",
+        "unknown converter 'roman'",
+        "duplicate id",
+        "{missing_fact}",
+        "'source' URL",
+    ):
         assert needle in out, needle
 
 
@@ -100,10 +109,18 @@ def test_every_row_documents_itself(catalogue: Catalogue) -> None:
 
 @pytest.mark.parametrize(
     ("conv", "raw", "want"),
-    [("cuda_int", "11040", "11.4"), ("cuda_int", "12080", "12.8"), ("cuda_int", "6050", "6.5"),
-     ("cuda_int", "9000", "9.0"), ("cudnn_int", "7605", "7.6.5"), ("cudnn_int", "7003", "7.0.3"),
-     ("cudnn_int", "90100", "9.1.0"), ("tuple", "8, 9, 2", "8.9.2"), ("signame", "Bus error", "7"),
-     ("signame", "Segmentation fault", "11")],
+    [
+        ("cuda_int", "11040", "11.4"),
+        ("cuda_int", "12080", "12.8"),
+        ("cuda_int", "6050", "6.5"),
+        ("cuda_int", "9000", "9.0"),
+        ("cudnn_int", "7605", "7.6.5"),
+        ("cudnn_int", "7003", "7.0.3"),
+        ("cudnn_int", "90100", "9.1.0"),
+        ("tuple", "8, 9, 2", "8.9.2"),
+        ("signame", "Bus error", "7"),
+        ("signame", "Segmentation fault", "11"),
+    ],
 )
 def test_converters(conv: str, raw: str, want: str) -> None:
     assert CONVERTERS[conv](raw) == want

@@ -74,10 +74,25 @@ def test_stdin(monkeypatch, run, arg) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_notebook_file(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-def]
-    nb = {"nbformat": 4, "cells": [{"cell_type": "code", "outputs": [
-        {"output_type": "error", "ename": "OutOfMemoryError", "evalue": "CUDA out of memory.",
-         "traceback": ["\u001b[0;31mOutOfMemoryError\u001b[0m: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 "
-                       "has a total capacity of 23.65 GiB of which 1.06 GiB is free."]}]}]}
+    nb = {
+        "nbformat": 4,
+        "cells": [
+            {
+                "cell_type": "code",
+                "outputs": [
+                    {
+                        "output_type": "error",
+                        "ename": "OutOfMemoryError",
+                        "evalue": "CUDA out of memory.",
+                        "traceback": [
+                            "\u001b[0;31mOutOfMemoryError\u001b[0m: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 "
+                            "has a total capacity of 23.65 GiB of which 1.06 GiB is free."
+                        ],
+                    }
+                ],
+            }
+        ],
+    }
     r = run("explain", "--json", _write(tmp_path, json.dumps(nb), "nb.ipynb"))
     d = json.loads(r.out)["diagnoses"][0]
     assert d["category"] == "gpu_oom"
@@ -85,7 +100,13 @@ def test_notebook_file(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-
 
 
 def test_with_doctor_and_snapshot_are_exclusive(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-def]
-    r = run("explain", "--with-doctor", "--snapshot", str(DATA / "snapshot_old_driver.json"), _write(tmp_path, "x"))
+    r = run(
+        "explain",
+        "--with-doctor",
+        "--snapshot",
+        str(DATA / "snapshot_old_driver.json"),
+        _write(tmp_path, "x"),
+    )
     assert r.code == 2 and "not both" in r.err
 
 
@@ -125,7 +146,9 @@ def test_matrix_validate_runs_the_signature_validator(tmp_path: Path, run) -> No
     d = tmp_path / "m"
     shutil.copytree(ROOT / "matrix", d)
     text = (d / "signatures.yaml").read_text(encoding="utf-8")
-    (d / "signatures.yaml").write_text(text.replace("category: gpu_oom", "category: gpu_melted", 1), encoding="utf-8")
+    (d / "signatures.yaml").write_text(
+        text.replace("category: gpu_oom", "category: gpu_melted", 1), encoding="utf-8"
+    )
     r = run("matrix", "validate", str(d))
     assert r.code == 2
     assert "gpu_melted" in r.err

@@ -25,12 +25,14 @@ def full_matrix():  # type: ignore[no-untyped-def]
 
 def test_log_facts_fill_only_what_the_machine_lacks() -> None:
     snap = load_snapshot(DATA / "snapshot_old_driver.json")
-    merged = merge_log_facts(snap, {"driver": "535.104.05", "driver_cuda": "11.4", "gpu": "GeForce GTX 660 Ti",
-                                    "cc": "3.0"})
+    merged = merge_log_facts(
+        snap, {"driver": "535.104.05", "driver_cuda": "11.4", "gpu": "GeForce GTX 660 Ti", "cc": "3.0"}
+    )
     assert merged.get("driver").raw == "470.82.01"  # type: ignore[union-attr]
     assert merged.gpus is not None and merged.gpus[0].name == "NVIDIA A100-SXM4-80GB"
-    empty = merge_log_facts(Facts(), {"driver_cuda": "11.4", "gpu": "GeForce GTX 660 Ti", "cc": "3.0",
-                                      "driver": "not-a-version"})
+    empty = merge_log_facts(
+        Facts(), {"driver_cuda": "11.4", "gpu": "GeForce GTX 660 Ti", "cc": "3.0", "driver": "not-a-version"}
+    )
     assert empty.get("driver_cuda").source == LOG_SOURCE  # type: ignore[union-attr]
     assert empty.get("driver") is None  # malformed log values are ignored, never a crash
     assert empty.gpus is not None and empty.gpus[0].cc == "3.0"
@@ -46,7 +48,9 @@ def test_without_a_matrix_the_cross_check_says_why(tmp_path: Path, run, monkeypa
     shutil.copy(ROOT / "matrix" / "signatures.yaml", d / "signatures.yaml")
     p = tmp_path / "c.log"
     p.write_text(log("fooocus-1313"), encoding="utf-8")
-    r = run("--matrix", str(d), "explain", "--json", "--snapshot", str(DATA / "snapshot_old_driver.json"), str(p))
+    r = run(
+        "--matrix", str(d), "explain", "--json", "--snapshot", str(DATA / "snapshot_old_driver.json"), str(p)
+    )
     assert r.code == 0, r.err
     diag = json.loads(r.out)["diagnoses"][0]
     assert diag["category"] == "driver_too_old"
@@ -61,7 +65,10 @@ def test_old_driver_is_confirmed_with_concrete_fixes(tmp_path: Path, run, full_m
     d = json.loads(r.out)["diagnoses"][0]
     assert d["category"] == "driver_too_old"
     assert d["facts"]["cross_check"] == "confirmed"
-    assert "your driver 470.82.01 cannot run the CUDA 12.1 runtime bundled with torch 2.1.0+cu121" in d["explanation"]
+    assert (
+        "your driver 470.82.01 cannot run the CUDA 12.1 runtime bundled with torch 2.1.0+cu121"
+        in d["explanation"]
+    )
     assert any(f["text"].startswith("Install NVIDIA driver ≥") for f in d["fixes"])
     # the same stack through `compat check` gives the same error
     chk = run("check", "--json", "--snapshot", str(DATA / "snapshot_old_driver.json"))

@@ -54,18 +54,27 @@ def test_random_bytes(run, tmp_path: Path, data: bytes) -> None:  # type: ignore
 
 
 @FUZZ
-@given(lines=st.lists(st.one_of(st.text(max_size=200), st.sampled_from(_all_examples())), max_size=30),
-       sep=st.sampled_from(["\n", "\r\n", "\r", "\x1b[0m\n"]))
+@given(
+    lines=st.lists(st.one_of(st.text(max_size=200), st.sampled_from(_all_examples())), max_size=30),
+    sep=st.sampled_from(["\n", "\r\n", "\r", "\x1b[0m\n"]),
+)
 def test_random_text_with_real_error_lines(run, tmp_path: Path, lines: list[str], sep: str) -> None:  # type: ignore[no-untyped-def]
     _explain(run, tmp_path, sep.join(lines).encode("utf-8", "surrogatepass"))
 
 
 @FUZZ
-@given(cells=st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=30)),
-                          lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4),
-                          max_leaves=40))
+@given(
+    cells=st.recursive(
+        st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=30)),
+        lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4),
+        max_leaves=40,
+    )
+)
 def test_random_notebooks(run, tmp_path: Path, cells: object) -> None:  # type: ignore[no-untyped-def]
-    doc = {"nbformat": 4, "cells": [{"outputs": [{"output_type": "error", "traceback": cells, "ename": cells}]}]}
+    doc = {
+        "nbformat": 4,
+        "cells": [{"outputs": [{"output_type": "error", "traceback": cells, "ename": cells}]}],
+    }
     _explain(run, tmp_path, json.dumps(doc).encode(), "x.ipynb")
 
 
@@ -78,14 +87,21 @@ def test_random_bytes_on_stdin(run, monkeypatch: pytest.MonkeyPatch, data: bytes
 
 
 def test_one_megabyte_line_without_newline(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    chunk = "CUDA out of memory. Tried to allocate 2.00 GiB " + "x" * 1000 + " cannot open shared object file "
+    chunk = (
+        "CUDA out of memory. Tried to allocate 2.00 GiB " + "x" * 1000 + " cannot open shared object file "
+    )
     text = (chunk * (1_000_000 // len(chunk) + 1))[:1_000_000]
     res = _explain(run, tmp_path, text.encode())
     assert res.code == 0 and json.loads(res.out)["diagnoses"][0]["category"] == "gpu_oom"
 
 
 def test_binary_and_empty_files(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    for data in (b"", b"\x00" * 100_000, bytes(range(256)) * 4000, b"\xff\xfe" + "é".encode("utf-16-le") * 1000):
+    for data in (
+        b"",
+        b"\x00" * 100_000,
+        bytes(range(256)) * 4000,
+        b"\xff\xfe" + "é".encode("utf-16-le") * 1000,
+    ):
         _explain(run, tmp_path, data)
 
 
@@ -100,8 +116,10 @@ def test_unreadable_paths_are_one_line_errors(run, tmp_path: Path) -> None:  # t
 
 def _runs(text: str) -> list[tuple[int, int]]:
     """(start, end) of each maximal run of one character class (letters, digits, space, other)."""
+
     def cls(c: str) -> int:
         return 0 if c.isalpha() else 1 if c.isdigit() else 2 if c.isspace() else 3 + ord(c)
+
     out, start = [], 0
     for i in range(1, len(text) + 1):
         if i == len(text) or cls(text[i]) != cls(text[start]):
@@ -182,13 +200,17 @@ def test_rewritten_patterns_still_capture_the_same_facts(catalogue: Catalogue) -
     assert lib.search("libnccl-net.so: cannot open shared object file") is None
     assert lib.search("libfoo.so: cannot open shared object file") is None
     sm = rows["torch-sm-not-compatible"].regex.search(
-        "NVIDIA GeForce RTX 5090 with CUDA capability sm_120a is not compatible with the current PyTorch installation.")
+        "NVIDIA GeForce RTX 5090 with CUDA capability sm_120a is not compatible with the current PyTorch installation."
+    )
     assert sm is not None and sm.group("arch") == "sm_120" and sm.group("gpu") == "NVIDIA GeForce RTX 5090"
-    nv = rows["nvcc-unsupported-arch"].regex.search("nvcc fatal   : Unsupported gpu architecture 'compute_120a'")
+    nv = rows["nvcc-unsupported-arch"].regex.search(
+        "nvcc fatal   : Unsupported gpu architecture 'compute_120a'"
+    )
     assert nv is not None and nv.group("arch") == "compute_120a"
     ex = rows["exit-code-137"].regex
-    assert [bool(ex.search(t)) for t in ("exit code: 137", "exitcode 137", "exit code 1370", "Exit Code=  137")] == [
-        True, True, False, True]
+    assert [
+        bool(ex.search(t)) for t in ("exit code: 137", "exitcode 137", "exit code 1370", "Exit Code=  137")
+    ] == [True, True, False, True]
 
 
 # ------------------------------------------------------------------ notebooks and names
@@ -196,7 +218,9 @@ def test_rewritten_patterns_still_capture_the_same_facts(catalogue: Catalogue) -
 
 def test_notebook_nested_too_deep_is_read_as_text(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     # json.loads raised RecursionError (exit 3) on this.
-    deep = '{"nbformat": 4, "cells": ' + "[" * 100_000 + "]" * 100_000 + "}\nRuntimeError: CUDA out of memory.\n"
+    deep = (
+        '{"nbformat": 4, "cells": ' + "[" * 100_000 + "]" * 100_000 + "}\nRuntimeError: CUDA out of memory.\n"
+    )
     res = _explain(run, tmp_path, deep.encode(), "deep.ipynb")
     assert json.loads(res.out)["diagnoses"][0]["category"] == "gpu_oom"
     # Parsed, but a traceback frame nested 900 deep made str() recurse.

@@ -45,8 +45,14 @@ def test_crlf_and_bare_cr(diagnose) -> None:  # type: ignore[no-untyped-def]
 
 def test_non_utf8_and_binary_bytes(tmp_path: Path, catalogue) -> None:  # type: ignore[no-untyped-def]
     p = tmp_path / "crash.log"
-    p.write_bytes(b"\x00\xff\xfe binary \x80\x81\n" + bytes(range(256)) + b"\n"
-                  + "Ger\u00e4t: ".encode("latin-1") + OOM.encode("utf-8") + b"\n\x00\x00")
+    p.write_bytes(
+        b"\x00\xff\xfe binary \x80\x81\n"
+        + bytes(range(256))
+        + b"\n"
+        + "Ger\u00e4t: ".encode("latin-1")
+        + OOM.encode("utf-8")
+        + b"\n\x00\x00"
+    )
     s = _scan(catalogue, iter_log(str(p)))
     d = s.diagnoses()[0]
     assert d.category == "gpu_oom"
@@ -83,8 +89,11 @@ def test_very_long_lines_are_capped(catalogue) -> None:  # type: ignore[no-untyp
 
 
 def test_evidence_stays_bounded(catalogue) -> None:  # type: ignore[no-untyped-def]
-    lines = [f"[rank{i}]:[E] Watchdog caught collective operation timeout: WorkNCCL(SeqNum={i}, OpType=ALLREDUCE, "
-             f"Timeout(ms)=600000) ran for 600020 milliseconds before timing out." for i in range(5000)]
+    lines = [
+        f"[rank{i}]:[E] Watchdog caught collective operation timeout: WorkNCCL(SeqNum={i}, OpType=ALLREDUCE, "
+        f"Timeout(ms)=600000) ran for 600020 milliseconds before timing out."
+        for i in range(5000)
+    ]
     d = _scan(catalogue, ["\n".join(lines) + "\n"]).diagnoses()[0]
     assert d.category == "nccl_distributed"
     assert len(d.evidence) <= 6
@@ -94,18 +103,40 @@ def test_evidence_stays_bounded(catalogue) -> None:  # type: ignore[no-untyped-d
 
 def _notebook(tmp_path: Path) -> Path:
     nb = {
-        "nbformat": 4, "nbformat_minor": 5, "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {},
         "cells": [
-            {"cell_type": "code", "source": ["import torch"], "outputs": [
-                {"output_type": "stream", "name": "stderr", "text": [
-                    "/usr/local/lib/python3.10/dist-packages/torch/cuda/__init__.py:124: UserWarning: CUDA "
-                    "initialization: The NVIDIA driver on your system is too old (found version 11000).\n"]}]},
-            {"cell_type": "code", "source": ["x.cuda()"], "outputs": [
-                {"output_type": "error", "ename": "RuntimeError", "evalue": "No CUDA GPUs are available",
-                 "traceback": [
-                     "\u001b[0;31m---------------------------------------------------------------------------\u001b[0m",
-                     "\u001b[0;31mRuntimeError\u001b[0m                              Traceback (most recent call last)",
-                     "\u001b[0;31mRuntimeError\u001b[0m: No CUDA GPUs are available"]}]},
+            {
+                "cell_type": "code",
+                "source": ["import torch"],
+                "outputs": [
+                    {
+                        "output_type": "stream",
+                        "name": "stderr",
+                        "text": [
+                            "/usr/local/lib/python3.10/dist-packages/torch/cuda/__init__.py:124: UserWarning: CUDA "
+                            "initialization: The NVIDIA driver on your system is too old (found version 11000).\n"
+                        ],
+                    }
+                ],
+            },
+            {
+                "cell_type": "code",
+                "source": ["x.cuda()"],
+                "outputs": [
+                    {
+                        "output_type": "error",
+                        "ename": "RuntimeError",
+                        "evalue": "No CUDA GPUs are available",
+                        "traceback": [
+                            "\u001b[0;31m---------------------------------------------------------------------------\u001b[0m",
+                            "\u001b[0;31mRuntimeError\u001b[0m                              Traceback (most recent call last)",
+                            "\u001b[0;31mRuntimeError\u001b[0m: No CUDA GPUs are available",
+                        ],
+                    }
+                ],
+            },
         ],
     }
     p = tmp_path / "train.ipynb"

@@ -56,6 +56,8 @@ def test_nothing_recognised_gives_an_empty_list(diagnose) -> None:  # type: igno
 
 
 def test_benign_nccl_plugin_probe_is_not_a_missing_library(diagnose) -> None:  # type: ignore[no-untyped-def]
-    line = ("c39f5cf046aa:4533:4533 [0] NCCL INFO NET/Plugin : dlerror=libnccl-net.so: cannot open shared object "
-            "file: No such file or directory No plugin found (libnccl-net.so), using internal implementation")
+    line = (
+        "c39f5cf046aa:4533:4533 [0] NCCL INFO NET/Plugin : dlerror=libnccl-net.so: cannot open shared object "
+        "file: No such file or directory No plugin found (libnccl-net.so), using internal implementation"
+    )
     assert [d.category for d in diagnose(line)] == []

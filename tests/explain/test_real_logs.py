@@ -52,10 +52,10 @@ def test_fixture_collection_is_broad_and_well_formed() -> None:
 def test_wording_changes_over_the_years_are_all_known(diagnose) -> None:  # type: ignore[no-untyped-def]
     """Old and new wordings of the same failure land in the same category."""
     pairs = {
-        "driver_too_old": ("rpg-open-remode-9", "pytorch-pr-162531"),       # 2015 runtime API vs torch 2.x
-        "cudnn_mismatch": ("da-detection-19", "kohya-ss-1096"),              # "7102" vs "(8, 7, 0)"
-        "gpu_oom": ("pytorch-examples-621", "cads-4"),                       # "cached" vs "total capacity of"
-        "arch_not_supported": ("pytorch-6515", "direct3d-s2-32"),            # cc 2.1 (2018) vs sm_120 (2025)
+        "driver_too_old": ("rpg-open-remode-9", "pytorch-pr-162531"),  # 2015 runtime API vs torch 2.x
+        "cudnn_mismatch": ("da-detection-19", "kohya-ss-1096"),  # "7102" vs "(8, 7, 0)"
+        "gpu_oom": ("pytorch-examples-621", "cads-4"),  # "cached" vs "total capacity of"
+        "arch_not_supported": ("pytorch-6515", "direct3d-s2-32"),  # cc 2.1 (2018) vs sm_120 (2025)
         "nccl_distributed": ("pytorch-pr-4921", "basicsr-737"),
     }
     for cat, (old, new) in pairs.items():

@@ -17,7 +17,9 @@ def recorded(name: str) -> dict[str, Any]:
     return doc
 
 
-def with_fact(doc: dict[str, Any], name: str, raw: Optional[str], value: Optional[str] = None) -> dict[str, Any]:
+def with_fact(
+    doc: dict[str, Any], name: str, raw: Optional[str], value: Optional[str] = None
+) -> dict[str, Any]:
     """A copy of a doctor document with one fact changed (None: missing)."""
     out = copy.deepcopy(doc)
     if raw is None:

@@ -31,12 +31,22 @@ def _node(nid: str, host: str = "gpu-1", gpus: float = 0, alive: bool = True) ->
     res: dict[str, float] = {"CPU": 8.0}
     if gpus:
         res["GPU"] = gpus
-    return {"NodeID": nid, "Alive": alive, "NodeManagerHostname": host, "NodeManagerAddress": "10.0.0.1",
-            "Resources": res}
+    return {
+        "NodeID": nid,
+        "Alive": alive,
+        "NodeManagerHostname": host,
+        "NodeManagerAddress": "10.0.0.1",
+        "Resources": res,
+    }
 
 
 def test_one_entry_per_alive_node() -> None:
-    nodes = [_node("b" * 56, "h2"), _node("a" * 56, "h1"), _node("c" * 56, "h3", alive=False), _node("a" * 56, "h1")]
+    nodes = [
+        _node("b" * 56, "h2"),
+        _node("a" * 56, "h1"),
+        _node("c" * 56, "h3", alive=False),
+        _node("a" * 56, "h1"),
+    ]
     assert [n["NodeID"][0] for n in alive_nodes(nodes)] == ["a", "b"]
 
 
@@ -46,7 +56,9 @@ def test_names_are_hosts_unless_hosts_repeat() -> None:
 
 
 @pytest.mark.parametrize(("smoke", "gpus", "want"), [(False, 8, 0), (True, 8, 8), (True, 0, 0)])
-def test_task_is_pinned_hard_and_asks_for_the_gpus_only_for_the_smoke(smoke: bool, gpus: int, want: int) -> None:
+def test_task_is_pinned_hard_and_asks_for_the_gpus_only_for_the_smoke(
+    smoke: bool, gpus: int, want: int
+) -> None:
     opts = task_options(_node("d" * 56, gpus=gpus), smoke, Strategy)
     s = opts["scheduling_strategy"]
     assert (s.node_id, s.soft) == ("d" * 56, False)
@@ -59,8 +71,16 @@ def test_the_doctor_gets_less_time_than_the_driver_waits() -> None:
 
 
 def _answer(**kw: Any) -> dict[str, Any]:
-    base = {"node_id": "e" * 56, "python": "/usr/bin/python3", "exit_code": 0, "timed_out": False, "stdout": "",
-            "stderr": "", "seconds": 1.5, "start_error": None}
+    base = {
+        "node_id": "e" * 56,
+        "python": "/usr/bin/python3",
+        "exit_code": 0,
+        "timed_out": False,
+        "stdout": "",
+        "stderr": "",
+        "seconds": 1.5,
+        "start_error": None,
+    }
     return {**base, **kw}
 
 
@@ -72,10 +92,14 @@ def test_answers_become_node_entries() -> None:
     assert ok.meta["node_id"] == "e" * 56 and ok.meta["doctor_exit_code"] == 1
     cases = {
         "timed_out": (_answer(timed_out=True, exit_code=-9), "did not finish within"),
-        "no compat": (_answer(exit_code=1, stderr="/usr/bin/python3: No module named compat\n"),
-                      "compat is not installed"),
-        "exit 2": (_answer(exit_code=2, stderr="compat: error: invalid matrix (1 problem): pytorch.yaml: missing\n"),
-                   "exited 2: compat: error: invalid matrix"),
+        "no compat": (
+            _answer(exit_code=1, stderr="/usr/bin/python3: No module named compat\n"),
+            "compat is not installed",
+        ),
+        "exit 2": (
+            _answer(exit_code=2, stderr="compat: error: invalid matrix (1 problem): pytorch.yaml: missing\n"),
+            "exited 2: compat: error: invalid matrix",
+        ),
         "garbage": (_answer(stdout="Segmentation fault\n", exit_code=-11), "without a JSON report"),
         "wrong node": (_answer(node_id="f" * 56), "instead of"),
         "no start": (_answer(start_error="FileNotFoundError: python3"), "could not start the doctor"),
@@ -89,8 +113,10 @@ def test_answers_become_node_entries() -> None:
 
 def test_run_doctor_kills_a_hung_doctor_and_its_children(tmp_path: Path) -> None:
     pidfile = tmp_path / "grandchild.pid"
-    code = (f"import subprocess, sys, time; p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']);"
-            f" open({str(pidfile)!r}, 'w').write(str(p.pid)); time.sleep(60)")
+    code = (
+        f"import subprocess, sys, time; p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']);"
+        f" open({str(pidfile)!r}, 'w').write(str(p.pid)); time.sleep(60)"
+    )
     t0 = time.monotonic()
     res = _task.run_doctor([sys.executable, "-c", code], 1.5, dict(os.environ))
     assert res["timed_out"] is True and time.monotonic() - t0 < 10
@@ -118,7 +144,9 @@ def test_doctor_argv() -> None:
     assert _task.doctor_argv("py", smoke=True) == ["py", "-m", "compat", "doctor", "--json"]
 
 
-def test_the_task_body_runs_the_real_doctor_with_the_nodes_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_task_body_runs_the_real_doctor_with_the_nodes_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # outside a Ray worker: no runtime context
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     monkeypatch.setenv("COMPAT_OVERRIDE_DRIVER", "470.82.01")
@@ -149,8 +177,15 @@ def test_importing_compat_and_the_fleet_command_does_not_import_ray() -> None:
     import subprocess
 
     code = "import sys, compat, compat.cli, compat.fleet, compat.fleet.cluster, compat.fleet.merge; print('ray' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT,
-                         stdin=subprocess.DEVNULL, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        check=True,
+    ).stdout
     assert out.strip() == "False"
 
 
@@ -160,16 +195,37 @@ def test_an_address_that_is_not_a_ray_cluster_fails_within_the_timeout() -> None
 
     if importlib.util.find_spec("ray") is None:
         pytest.skip("Ray is an optional extra")
-    with socket.socket() as srv:  # accepts TCP connections (the kernel's backlog) but never speaks Ray's protocol
+    with (
+        socket.socket() as srv
+    ):  # accepts TCP connections (the kernel's backlog) but never speaks Ray's protocol
         srv.bind(("127.0.0.1", 0))
         srv.listen(8)
         port = srv.getsockname()[1]
         env = {k: v for k, v in os.environ.items() if not k.startswith(("COMPAT_", "RAY_"))}
         t0 = time.monotonic()
-        proc = subprocess.run([sys.executable, "-m", "compat", "fleet", "--address", f"127.0.0.1:{port}",
-                               "--timeout", "4", "--json"], capture_output=True, text=True, errors="replace",
-                              stdin=subprocess.DEVNULL, cwd=ROOT, env=env, timeout=120)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "compat",
+                "fleet",
+                "--address",
+                f"127.0.0.1:{port}",
+                "--timeout",
+                "4",
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            stdin=subprocess.DEVNULL,
+            cwd=ROOT,
+            env=env,
+            timeout=120,
+        )
     assert time.monotonic() - t0 < 60
     assert proc.returncode == 2 and proc.stdout == ""
     lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("compat: ")]
-    assert lines == [f"compat: error: cannot connect to the Ray cluster at '127.0.0.1:{port}': no answer within 4 s"]
+    assert lines == [
+        f"compat: error: cannot connect to the Ray cluster at '127.0.0.1:{port}': no answer within 4 s"
+    ]

@@ -48,7 +48,7 @@ def _alive(pid: Optional[int]) -> bool:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return False
-    return stat[stat.rfind(")") + 2:].split()[0] not in ("Z", "X")
+    return stat[stat.rfind(")") + 2 :].split()[0] not in ("Z", "X")
 
 
 def _leftovers(doc: dict[str, Any]) -> list[int]:
@@ -117,13 +117,35 @@ def test_a_hung_rank_times_the_collective_out() -> None:
 def test_the_harness_deadline_takes_launcher_and_ranks_down(tmp_path: Path) -> None:
     # A launcher whose own deadline is far away: only the harness's timeout can end the run.
     def argv(result: Path, workdir: Path, t0: float) -> list[str]:
-        return [sys.executable, "-X", "faulthandler", str(CHILD), "--out", str(result), "--workdir", str(workdir),
-                "--device", "cpu", "--steps", "5", "--nproc", "2", "--deadline", "600", "--pg-timeout", "600",
-                "--grace", "600", "--t0", repr(t0)]
+        return [
+            sys.executable,
+            "-X",
+            "faulthandler",
+            str(CHILD),
+            "--out",
+            str(result),
+            "--workdir",
+            str(workdir),
+            "--device",
+            "cpu",
+            "--steps",
+            "5",
+            "--nproc",
+            "2",
+            "--deadline",
+            "600",
+            "--pg-timeout",
+            "600",
+            "--grace",
+            "600",
+            "--t0",
+            repr(t0),
+        ]
 
     t0 = time.monotonic()
-    res = run_distributed_result(2, "cpu", 12, 5, env=_env(COMPAT_SMOKE_TEST_HANG_RANK="1"), child_argv=argv,
-                                 grace=1.0)
+    res = run_distributed_result(
+        2, "cpu", 12, 5, env=_env(COMPAT_SMOKE_TEST_HANG_RANK="1"), child_argv=argv, grace=1.0
+    )
     assert time.monotonic() - t0 < 30
     assert res.status == "timed_out" and res.cause == "nccl_distributed"
     assert "no verdict within 12 s" in res.message
@@ -131,10 +153,17 @@ def test_the_harness_deadline_takes_launcher_and_ranks_down(tmp_path: Path) -> N
     assert _leftovers(doc) == []
 
 
-@pytest.mark.parametrize(("args", "needle"), [
-    ((0, "cpu", 60.0, 5), "--nproc"), ((65, "cpu", 60.0, 5), "--nproc"), ((None, "tpu", 60.0, 5), "--device"),
-    ((None, "cpu", 0.0, 5), "--timeout"), ((None, "cpu", float("nan"), 5), "--timeout"), ((None, "cpu", 60.0, 1), "--steps"),
-])
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        ((0, "cpu", 60.0, 5), "--nproc"),
+        ((65, "cpu", 60.0, 5), "--nproc"),
+        ((None, "tpu", 60.0, 5), "--device"),
+        ((None, "cpu", 0.0, 5), "--timeout"),
+        ((None, "cpu", float("nan"), 5), "--timeout"),
+        ((None, "cpu", 60.0, 1), "--steps"),
+    ],
+)
 def test_bad_options_are_input_errors(args: tuple[Any, ...], needle: str) -> None:
     with pytest.raises(InputError, match=needle):
         validate(*args)
@@ -155,21 +184,52 @@ def test_budgets_leave_the_launcher_time_to_report() -> None:
 
 
 def _run(result: Optional[dict[str, Any]], rc: int = 1, *, timed_out: bool = False) -> harness.ChildRun:
-    return harness.ChildRun(argv=("python",), pid=1, returncode=rc, timed_out=timed_out, start_error=None, stdout="",
-                            stderr="", result=result, result_problem=None if result else "no result", seconds=1.0,
-                            t_spawn=0.0, t_exit=0.0, stage=None)
+    return harness.ChildRun(
+        argv=("python",),
+        pid=1,
+        returncode=rc,
+        timed_out=timed_out,
+        start_error=None,
+        stdout="",
+        stderr="",
+        result=result,
+        result_problem=None if result else "no result",
+        seconds=1.0,
+        t_spawn=0.0,
+        t_exit=0.0,
+        stage=None,
+    )
 
 
-def _rank(rank: int, rc: int, text: str = "", *, killed: Optional[str] = None, stage: str = "train") -> dict[str, Any]:
+def _rank(
+    rank: int, rc: int, text: str = "", *, killed: Optional[str] = None, stage: str = "train"
+) -> dict[str, Any]:
     err = {"type": "RuntimeError", "text": text, "traceback": text} if text else None
-    return {"rank": rank, "pid": 100 + rank, "exit_code": rc, "signal": -rc if rc < 0 else None, "killed": killed,
-            "seconds": 3.0, "stage": stage, "output_tail": text,
-            "result": {"status": "failed", "stage": stage, "error": err, "losses": [2.3], "device": "cuda"}}
+    return {
+        "rank": rank,
+        "pid": 100 + rank,
+        "exit_code": rc,
+        "signal": -rc if rc < 0 else None,
+        "killed": killed,
+        "seconds": 3.0,
+        "stage": stage,
+        "output_tail": text,
+        "result": {"status": "failed", "stage": stage, "error": err, "losses": [2.3], "device": "cuda"},
+    }
 
 
 def _launcher(ranks: list[dict[str, Any]], order: list[int]) -> dict[str, Any]:
-    return {"role": "launcher", "status": "failed", "device": "cuda", "backend": "nccl", "world_size": len(ranks),
-            "ranks": ranks, "failure_order": order, "first_failed_rank": order[0] if order else None, "stage": "done"}
+    return {
+        "role": "launcher",
+        "status": "failed",
+        "device": "cuda",
+        "backend": "nccl",
+        "world_size": len(ranks),
+        "ranks": ranks,
+        "failure_order": order,
+        "first_failed_rank": order[0] if order else None,
+        "stage": "done",
+    }
 
 
 def _classify(run: harness.ChildRun) -> Any:
@@ -177,12 +237,18 @@ def _classify(run: harness.ChildRun) -> Any:
 
 
 # Lines from real logs, as quoted in matrix/signatures.yaml (nccl_distributed, gpu_oom).
-NCCL_REMOTE = ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:"
-               "1691, remote process exited or there was a network error, NCCL version 2.19.3")
-WATCHDOG = ("[E ProcessGroupNCCL.cpp:737] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=469508, "
-            "OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802212 milliseconds before timing out.")
-OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 79.10 "
-       "GiB of which 1.05 GiB is free.")
+NCCL_REMOTE = (
+    "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:"
+    "1691, remote process exited or there was a network error, NCCL version 2.19.3"
+)
+WATCHDOG = (
+    "[E ProcessGroupNCCL.cpp:737] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=469508, "
+    "OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802212 milliseconds before timing out."
+)
+OOM = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 79.10 "
+    "GiB of which 1.05 GiB is free."
+)
 
 
 def test_one_ranks_own_root_cause_wins_over_the_others_nccl_errors() -> None:
@@ -204,14 +270,29 @@ def test_a_watchdog_timeout_is_a_timed_out_collective() -> None:
 
 
 def test_ranks_killed_at_the_deadline_mean_a_hang() -> None:
-    res = _classify(_run(_launcher([_rank(0, -15, killed="deadline", stage="allreduce"),
-                                    _rank(1, -15, killed="deadline", stage="allreduce")], [])))
+    res = _classify(
+        _run(
+            _launcher(
+                [
+                    _rank(0, -15, killed="deadline", stage="allreduce"),
+                    _rank(1, -15, killed="deadline", stage="allreduce"),
+                ],
+                [],
+            )
+        )
+    )
     assert res.status == "timed_out" and res.cause == "nccl_distributed" and "allreduce" in res.message
 
 
 def test_no_gpu_before_any_rank_started() -> None:
-    doc = {"role": "launcher", "status": "failed", "ranks": [], "stage": "done", "plan_problem": "no_gpu",
-           "message": "no CUDA-capable device is visible to torch (torch.cuda.is_available() is False): NCCL needs GPUs"}
+    doc = {
+        "role": "launcher",
+        "status": "failed",
+        "ranks": [],
+        "stage": "done",
+        "plan_problem": "no_gpu",
+        "message": "no CUDA-capable device is visible to torch (torch.cuda.is_available() is False): NCCL needs GPUs",
+    }
     res = _classify(_run(doc))
     assert res.status == "failed" and res.cause == "no_gpu_visible"
 
@@ -220,8 +301,9 @@ def test_garbage_and_start_errors() -> None:
     assert _classify(_run(None, rc=0)).status == "failed"
     crashed = _classify(_run(None, rc=-11))
     assert crashed.status == "crashed" and crashed.signal == "SIGSEGV"
-    run = harness.ChildRun(("x",), None, None, False, "FileNotFoundError: x", "", "", None, "did not start", 0.0, 0.0,
-                           0.0, None)
+    run = harness.ChildRun(
+        ("x",), None, None, False, "FileNotFoundError: x", "", "", None, "did not start", 0.0, 0.0, 0.0, None
+    )
     assert "could not start" in _classify(run).message
 
 

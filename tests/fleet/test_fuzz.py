@@ -61,9 +61,14 @@ def test_random_wrong_values(run, tmp_path: Path, data: st.DataObject) -> None: 
 
 
 def _json_values() -> st.SearchStrategy[Any]:
-    scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(max_size=20))
-    return st.recursive(scalars, lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=6), kids,
-                                                                                            max_size=3), max_leaves=12)
+    scalars = st.one_of(
+        st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(max_size=20)
+    )
+    return st.recursive(
+        scalars,
+        lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=6), kids, max_size=3),
+        max_leaves=12,
+    )
 
 
 @FUZZ
@@ -83,12 +88,15 @@ def test_random_json_documents(run, tmp_path: Path, value: Any) -> None:  # type
 # ------------------------------------------------------------------ regressions
 
 
-@pytest.mark.parametrize("text", [
-    pytest.param("[" * 100_000 + "]" * 100_000, id="nested-100000"),
-    pytest.param('{"a":' * 100_000 + "1" + "}" * 100_000, id="objects-100000"),
-    pytest.param("[" * 100_000, id="unterminated"),
-    pytest.param("1" * 5000, id="5000-digit-number"),
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("[" * 100_000 + "]" * 100_000, id="nested-100000"),
+        pytest.param('{"a":' * 100_000 + "1" + "}" * 100_000, id="objects-100000"),
+        pytest.param("[" * 100_000, id="unterminated"),
+        pytest.param("1" * 5000, id="5000-digit-number"),
+    ],
+)
 def test_unreadable_json_is_one_line(run, tmp_path: Path, text: str) -> None:  # type: ignore[no-untyped-def]
     # RecursionError and int()'s 4300-digit limit were internal errors (exit 3).
     p = tmp_path / "r.json"
@@ -101,7 +109,9 @@ def test_report_nested_too_deep_is_refused(run, tmp_path: Path) -> None:  # type
     # It parsed, then the JSON output (or any walk of it) recursed past Python's limit: exit 3.
     doc = dict(_doc(SOURCES[1]))
     doc["findings"] = [dict(doc["findings"][0], facts={"x": "DEEP"})]
-    (tmp_path / "deep.json").write_text(json.dumps(doc).replace('"DEEP"', "[" * 975 + "]" * 975), encoding="utf-8")
+    (tmp_path / "deep.json").write_text(
+        json.dumps(doc).replace('"DEEP"', "[" * 975 + "]" * 975), encoding="utf-8"
+    )
     for args in (("--json",), ()):
         res = check(run, "fleet", "merge", *args, str(tmp_path / "deep.json"))
         assert res.code == 2 and "nested more than" in res.err
@@ -120,6 +130,8 @@ def test_lone_surrogates_are_printed_escaped(run, tmp_path: Path) -> None:  # ty
 
 
 def test_nan_and_infinity_are_read(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    text = json.dumps(_doc(SOURCES[0])).replace('"facts": {', '"facts": {"zz": {"raw": NaN, "value": Infinity}, ', 1)
+    text = json.dumps(_doc(SOURCES[0])).replace(
+        '"facts": {', '"facts": {"zz": {"raw": NaN, "value": Infinity}, ', 1
+    )
     (tmp_path / "nan.json").write_text(text, encoding="utf-8")
     assert check(run, "fleet", "merge", str(tmp_path / "nan.json")).code in (0, 1)

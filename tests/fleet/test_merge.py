@@ -25,7 +25,11 @@ def test_cluster_report_groups_drift_health_and_smoke(run) -> None:  # type: ign
     assert doc["verdict"] == "error" and doc["source"] == "files"
     assert [n["name"] for n in doc["nodes"]] == [f"gpu-a0{i}" for i in range(1, 9)]
     assert {d["fact"]: d["nodes"] for d in doc["drift"]} == {"driver": ["gpu-a04"], "cudnn": ["gpu-a06"]}
-    assert [(g["size"], g["nodes"][0]) for g in doc["groups"]] == [(6, "gpu-a01"), (1, "gpu-a04"), (1, "gpu-a06")]
+    assert [(g["size"], g["nodes"][0]) for g in doc["groups"]] == [
+        (6, "gpu-a01"),
+        (1, "gpu-a04"),
+        (1, "gpu-a06"),
+    ]
     sick = sorted((g["node"], g["id"]) for g in doc["unhealthy_gpus"])
     assert sick == [("gpu-a02", "gpu.xid"), ("gpu-a03", "gpu.thermal"), ("gpu-a05", "gpu.xid")]
     assert [s["node"] for s in doc["smoke_failed"]] == ["gpu-a07"]
@@ -56,8 +60,9 @@ def test_json_lines(run) -> None:  # type: ignore[no-untyped-def]
 def test_a_report_without_host_is_named_after_its_file(run) -> None:  # type: ignore[no-untyped-def]
     res, doc = _merge(run, str(DATA / "no-host" / "rack7-node3.json"), str(DATA / "real" / "dev-vm.json"))
     assert res.code in (0, 1), res.err
-    assert sorted(n["name"] for n in doc["nodes"]) == sorted(["rack7-node3", json.loads(
-        (DATA / "real" / "dev-vm.json").read_text())["host"]])
+    assert sorted(n["name"] for n in doc["nodes"]) == sorted(
+        ["rack7-node3", json.loads((DATA / "real" / "dev-vm.json").read_text())["host"]]
+    )
 
 
 def test_a_duplicate_node_is_a_warning_and_the_first_report_wins(run) -> None:  # type: ignore[no-untyped-def]
@@ -83,8 +88,9 @@ def _bad_files(tmp: Path) -> dict[str, Path]:
         "list": "[1, 2]",
         "schema2": json.dumps({**doc, "schema_version": 2}),
         "nofacts": json.dumps({k: v for k, v in doc.items() if k != "facts"}),
-        "fleet": json.dumps({"schema_version": 1, "verdict": "ok", "facts": {}, "findings": [], "nodes": [],
-                             "groups": []}),
+        "fleet": json.dumps(
+            {"schema_version": 1, "verdict": "ok", "facts": {}, "findings": [], "nodes": [], "groups": []}
+        ),
         "trailing-garbage": good + "\nsrun: error: gpu-a09: task 8: Exited with exit code 1\n",
     }
     out = {}
@@ -95,8 +101,21 @@ def _bad_files(tmp: Path) -> dict[str, Path]:
     return out
 
 
-@pytest.mark.parametrize("which", ["truncated", "empty", "blank", "list", "schema2", "nofacts", "fleet",
-                                   "trailing-garbage", "missing", "directory"])
+@pytest.mark.parametrize(
+    "which",
+    [
+        "truncated",
+        "empty",
+        "blank",
+        "list",
+        "schema2",
+        "nofacts",
+        "fleet",
+        "trailing-garbage",
+        "missing",
+        "directory",
+    ],
+)
 def test_a_malformed_file_is_exit_2_with_one_line(run, tmp_path: Path, which: str) -> None:  # type: ignore[no-untyped-def]
     files = _bad_files(tmp_path)
     files["missing"] = tmp_path / "nope.json"

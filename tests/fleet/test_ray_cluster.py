@@ -24,9 +24,13 @@ ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 30.0  # the doctors take about 8 s here (cold cache, 3 at once on 2 cores); they get 25.5 s
 # The same stack everywhere, so the only difference between nodes is the one the test makes.
 STACK = {
-    "COMPAT_OVERRIDE_DRIVER": "535.104.05", "COMPAT_OVERRIDE_GPU": "NVIDIA A100-SXM4-80GB",
-    "COMPAT_OVERRIDE_CUDA": "12.4", "COMPAT_OVERRIDE_CUDNN": "9.1.0", "COMPAT_OVERRIDE_TORCH": "2.4.1",
-    "COMPAT_OVERRIDE_TENSORFLOW": "", "PYTHONPATH": str(ROOT),
+    "COMPAT_OVERRIDE_DRIVER": "535.104.05",
+    "COMPAT_OVERRIDE_GPU": "NVIDIA A100-SXM4-80GB",
+    "COMPAT_OVERRIDE_CUDA": "12.4",
+    "COMPAT_OVERRIDE_CUDNN": "9.1.0",
+    "COMPAT_OVERRIDE_TORCH": "2.4.1",
+    "COMPAT_OVERRIDE_TENSORFLOW": "",
+    "PYTHONPATH": str(ROOT),
 }
 
 # find_spec, not an import: Ray is imported by the fixture only, so collecting this file changes no other test.
@@ -61,16 +65,34 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
         head = cluster.add_node(**common, include_dashboard=False, env_vars=base)
         roles[head.node_id] = "head"
         roles[cluster.add_node(**common, env_vars=base).node_id] = "plain"
-        roles[cluster.add_node(**common, env_vars={**base, "COMPAT_OVERRIDE_DRIVER": "470.82.01"}).node_id] = "old-driver"
+        roles[
+            cluster.add_node(**common, env_vars={**base, "COMPAT_OVERRIDE_DRIVER": "470.82.01"}).node_id
+        ] = "old-driver"
         roles[cluster.add_node(**common, env_vars={**base, "COMPAT_FLEET_TEST_HANG": "1"}).node_id] = "hang"
         cluster.wait_for_nodes()
         f = Fleet(cluster.address, roles)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("COMPAT_", "RAY_ADDRESS"))}
         t0 = time.monotonic()
         proc = subprocess.run(
-            [sys.executable, "-m", "compat", "fleet", "--address", cluster.address, "--json", "--timeout", str(TIMEOUT)],
-            capture_output=True, text=True, errors="replace", stdin=subprocess.DEVNULL, cwd=ROOT, env=env,
-            timeout=TIMEOUT + 120)
+            [
+                sys.executable,
+                "-m",
+                "compat",
+                "fleet",
+                "--address",
+                cluster.address,
+                "--json",
+                "--timeout",
+                str(TIMEOUT),
+            ],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            stdin=subprocess.DEVNULL,
+            cwd=ROOT,
+            env=env,
+            timeout=TIMEOUT + 120,
+        )
         f.seconds = time.monotonic() - t0
         f.code, f.stderr = proc.returncode, proc.stderr
         assert proc.stdout.strip(), f"no JSON on stdout; stderr: {proc.stderr[-2000:]}"
@@ -90,10 +112,15 @@ def test_one_doctor_per_node_on_that_node(fleet: Fleet) -> None:
     for n in fleet.doc["nodes"]:
         assert n["source"] == f"ray:{n['node_id']}"
     reported = [n for n in fleet.doc["nodes"] if n["status"] == "reported"]
-    assert {fleet.nodes[n["node_id"]] for n in reported} == {"head", "plain", "old-driver"}, fleet.doc["nodes"]
+    assert {fleet.nodes[n["node_id"]] for n in reported} == {"head", "plain", "old-driver"}, fleet.doc[
+        "nodes"
+    ]
     # Each doctor saw its own node's environment: the override of the node it was pinned to.
     assert {fleet.nodes[n["node_id"]]: n["fingerprint"]["driver"] for n in reported} == {
-        "head": "535.104.05", "plain": "535.104.05", "old-driver": "470.82.01"}
+        "head": "535.104.05",
+        "plain": "535.104.05",
+        "old-driver": "470.82.01",
+    }
 
 
 def test_exactly_the_planted_drift(fleet: Fleet) -> None:

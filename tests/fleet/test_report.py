@@ -39,7 +39,10 @@ def test_one_node_off_the_majority_is_drift_on_that_fact_only() -> None:
     d = doc["drift"][0]
     assert d["has_majority"] and d["majority"] == "580.159.04" and d["majority_count"] == 3
     assert d["nodes"] == ["c"]
-    assert {v["value"]: v["nodes"] for v in d["values"]} == {"580.159.04": ["a", "b", "d"], "470.82.01": ["c"]}
+    assert {v["value"]: v["nodes"] for v in d["values"]} == {
+        "580.159.04": ["a", "b", "d"],
+        "470.82.01": ["c"],
+    }
     assert [n["drift"] for n in doc["nodes"]] == [[], [], ["driver"], []]
     assert [g["size"] for g in doc["groups"]] == [3, 1]
     assert doc["verdict"] == "error"
@@ -92,8 +95,11 @@ def test_nodes_without_a_report_are_errors_outside_groups_and_drift(status: str)
 
 
 def test_unhealthy_gpus_come_from_the_doctors_health_findings() -> None:
-    doc = _fleet(_node("a02", recorded("cluster-a/gpu-a02.json")), _node("a03", recorded("cluster-a/gpu-a03.json")),
-                 _node("vm", recorded("real/dev-vm.json")))
+    doc = _fleet(
+        _node("a02", recorded("cluster-a/gpu-a02.json")),
+        _node("a03", recorded("cluster-a/gpu-a03.json")),
+        _node("vm", recorded("real/dev-vm.json")),
+    )
     sick = {(g["node"], g["id"], g["severity"]) for g in doc["unhealthy_gpus"]}
     assert sick == {("a02", "gpu.xid", "error"), ("a03", "gpu.thermal", "warning")}
     xid = next(g for g in doc["unhealthy_gpus"] if g["id"] == "gpu.xid")
@@ -106,7 +112,9 @@ def test_unhealthy_gpus_come_from_the_doctors_health_findings() -> None:
 
 def test_failed_smoke_runs_are_listed() -> None:
     doc = _fleet(_node("a01", recorded(BASE)), _node("a07", recorded("cluster-a/gpu-a07.json")))
-    assert [(s["node"], s["status"], s["cause"]) for s in doc["smoke_failed"]] == [("a07", "crashed", "segfault")]
+    assert [(s["node"], s["status"], s["cause"]) for s in doc["smoke_failed"]] == [
+        ("a07", "crashed", "segfault")
+    ]
     assert next(n for n in doc["nodes"] if n["name"] == "a07")["errors"][0]["id"] == "smoke.crashed"
 
 
@@ -117,14 +125,26 @@ def test_warnings_only_make_a_warning_verdict() -> None:
 
 def test_text_names_every_section_and_node() -> None:
     base = recorded(BASE)
-    doc = _fleet(_node("a01", base), _node("a02", recorded("cluster-a/gpu-a02.json")),
-                 _node("a04", with_fact(base, "driver", "570.172.08", "570.172.8")),
-                 _node("a07", recorded("cluster-a/gpu-a07.json")),
-                 NodeInput(name="a09", source="ray:x", status="unreachable", reason="no answer within 9 s"))
+    doc = _fleet(
+        _node("a01", base),
+        _node("a02", recorded("cluster-a/gpu-a02.json")),
+        _node("a04", with_fact(base, "driver", "570.172.08", "570.172.8")),
+        _node("a07", recorded("cluster-a/gpu-a07.json")),
+        NodeInput(name="a09", source="ray:x", status="unreachable", reason="no answer within 9 s"),
+    )
     text = render_text(doc, io.StringIO())
     assert text.startswith("compat fleet: ERROR")
-    for needle in ("Stacks (2 groups)", "Drift from the majority", "driver: 580.159.04 on 3 of 4 nodes; a04 has 570.172.08",
-                   "Unhealthy GPUs", "Xid 79", "Smoke runs that failed", "a07: crashed (segfault)", "No report",
-                   "a09: unreachable: no answer within 9 s", "Nodes"):
+    for needle in (
+        "Stacks (2 groups)",
+        "Drift from the majority",
+        "driver: 580.159.04 on 3 of 4 nodes; a04 has 570.172.08",
+        "Unhealthy GPUs",
+        "Xid 79",
+        "Smoke runs that failed",
+        "a07: crashed (segfault)",
+        "No report",
+        "a09: unreachable: no answer within 9 s",
+        "Nodes",
+    ):
         assert needle in text, needle
     assert "\x1b[" not in text

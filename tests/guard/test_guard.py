@@ -21,8 +21,12 @@ from tests.conftest import ROOT
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     # Installed frameworks must not leak into these tests: empty overrides mean absent.
-    e = {"COMPAT_CACHE_DIR": str(tmp_path / "cache"), "COMPAT_OVERRIDE_GPU": "", "COMPAT_OVERRIDE_TORCH": "",
-         "COMPAT_OVERRIDE_TENSORFLOW": ""}
+    e = {
+        "COMPAT_CACHE_DIR": str(tmp_path / "cache"),
+        "COMPAT_OVERRIDE_GPU": "",
+        "COMPAT_OVERRIDE_TORCH": "",
+        "COMPAT_OVERRIDE_TENSORFLOW": "",
+    }
     if os.environ.get("TEST_MATRIX_DIR"):
         e["COMPAT_MATRIX_DIR"] = os.environ["TEST_MATRIX_DIR"]
     return e
@@ -113,8 +117,11 @@ def test_corrupt_cache_is_ignored(env: dict[str, str]) -> None:
 def test_unwritable_cache_is_ignored(env: dict[str, str], tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    env.update(COMPAT_CACHE_DIR=str(blocker / "sub"), COMPAT_OVERRIDE_DRIVER="550.54.15",
-               COMPAT_OVERRIDE_TENSORFLOW="2.16.1")
+    env.update(
+        COMPAT_CACHE_DIR=str(blocker / "sub"),
+        COMPAT_OVERRIDE_DRIVER="550.54.15",
+        COMPAT_OVERRIDE_TENSORFLOW="2.16.1",
+    )
     assert _guard(env).ok
 
 
@@ -142,19 +149,28 @@ def test_guard_never_imports_frameworks_never_prints_never_touches_environ(tmp_p
         "heavy = [m for m in ('torch', 'tensorflow', 'jax', 'typer', 'rich') if m in sys.modules]\n"
         "sys.stderr.write(repr(heavy))\n"
     )
-    env = {**os.environ, "COMPAT_CACHE_DIR": str(tmp_path), "COMPAT_OVERRIDE_DRIVER": "470.82.01", "COMPAT_OVERRIDE_TORCH": "",
-           "COMPAT_OVERRIDE_TENSORFLOW": "2.16.1"}
+    env = {
+        **os.environ,
+        "COMPAT_CACHE_DIR": str(tmp_path),
+        "COMPAT_OVERRIDE_DRIVER": "470.82.01",
+        "COMPAT_OVERRIDE_TORCH": "",
+        "COMPAT_OVERRIDE_TENSORFLOW": "2.16.1",
+    }
     if os.environ.get("TEST_MATRIX_DIR"):
         env["COMPAT_MATRIX_DIR"] = os.environ["TEST_MATRIX_DIR"]
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, timeout=60
+    )
     assert p.returncode == 0, p.stderr
     assert p.stdout == "" and p.stderr == "[]"
 
 
 def test_import_compat_is_light() -> None:
-    code = ("import sys, compat\n"
-            "print([m for m in ('typer', 'rich', 'yaml', 'pynvml', 'torch', 'tensorflow', 'jax', 'click', 'packaging')"
-            " if m in sys.modules])")
+    code = (
+        "import sys, compat\n"
+        "print([m for m in ('typer', 'rich', 'yaml', 'pynvml', 'torch', 'tensorflow', 'jax', 'click', 'packaging')"
+        " if m in sys.modules])"
+    )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert p.stdout.strip() == "[]", p.stdout + p.stderr
 

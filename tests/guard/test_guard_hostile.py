@@ -24,8 +24,12 @@ from tests.doctor.fakes import FakeNvml
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    e = {"COMPAT_CACHE_DIR": str(tmp_path / "cache"), "COMPAT_OVERRIDE_GPU": "", "COMPAT_OVERRIDE_TORCH": "",
-         "COMPAT_OVERRIDE_TENSORFLOW": ""}
+    e = {
+        "COMPAT_CACHE_DIR": str(tmp_path / "cache"),
+        "COMPAT_OVERRIDE_GPU": "",
+        "COMPAT_OVERRIDE_TORCH": "",
+        "COMPAT_OVERRIDE_TENSORFLOW": "",
+    }
     if os.environ.get("TEST_MATRIX_DIR"):
         e["COMPAT_MATRIX_DIR"] = os.environ["TEST_MATRIX_DIR"]
     return e
@@ -70,8 +74,9 @@ def test_cache_with_a_flipped_byte_is_ignored(env: dict[str, str]) -> None:
     assert startup._load_cache(str(path)) is None
 
 
-def test_cache_key_follows_installs_and_uninstalls(env: dict[str, str], tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cache_key_follows_installs_and_uninstalls(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # tensorflow 2.16.1 (CUDA 12.3) cannot run on driver 470: installing it must not be answered from the cache.
     site = tmp_path / "site"
     site.mkdir()
@@ -90,8 +95,9 @@ def test_cache_key_follows_installs_and_uninstalls(env: dict[str, str], tmp_path
     assert again.ok
 
 
-def test_installed_framework_with_a_non_pep440_version(env: dict[str, str], tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_installed_framework_with_a_non_pep440_version(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     site = tmp_path / "site"
     dist = site / "tensorflow-UNKNOWN.dist-info"
     dist.mkdir(parents=True)
@@ -129,7 +135,9 @@ def test_off_does_nothing(tmp_path: Path) -> None:
         "sys.stderr.write(repr((r.mode, r.findings, set(new) <= {'compat.startup', 'marshal', 'zlib'})))\n"
     )
     env = {**os.environ, "COMPAT_GUARD": "off", "COMPAT_CACHE_DIR": str(tmp_path / "cache")}
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, timeout=60
+    )
     assert p.returncode == 0, p.stderr
     assert p.stdout == ""
     assert p.stderr == "('off', [], True)"

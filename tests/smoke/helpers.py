@@ -19,7 +19,7 @@ def alive(pid: int) -> bool:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return False
-    return stat[stat.rfind(")") + 2:].split()[0] not in ("Z", "X")
+    return stat[stat.rfind(")") + 2 :].split()[0] not in ("Z", "X")
 
 
 def group_alive(pgid: int) -> list[int]:
@@ -38,9 +38,18 @@ class Run:
         self.pgid = pgid
 
 
-def standin(tmp_path: Path, mode: str, *, timeout: float = 30.0, text: Optional[str] = None, pidfile: Optional[Path] = None,
-            oom_counts: Optional[list[int]] = None, kernel_log: Optional[str] = None, grace: float = 0.5,
-            **options: Any) -> Run:
+def standin(
+    tmp_path: Path,
+    mode: str,
+    *,
+    timeout: float = 30.0,
+    text: Optional[str] = None,
+    pidfile: Optional[Path] = None,
+    oom_counts: Optional[list[int]] = None,
+    kernel_log: Optional[str] = None,
+    grace: float = 0.5,
+    **options: Any,
+) -> Run:
     """Run the smoke job with the stand-in child in `mode` in place of the real one."""
     selfpid = tmp_path / f"standin-{mode}.pid"
     extra: list[str] = ["--selfpid", str(selfpid)]
@@ -61,7 +70,12 @@ def standin(tmp_path: Path, mode: str, *, timeout: float = 30.0, text: Optional[
     def klog() -> tuple[Optional[str], str]:
         return (kernel_log, "test kernel log") if kernel_log is not None else (None, "not read in this test")
 
-    result = run_smoke(SmokeOptions(framework="torch", timeout=timeout, **options), child_argv=argv,
-                       installed={"torch": "9.9.9", "tensorflow": None}, oom_counter=counter, kernel_log=klog,
-                       grace=grace)
+    result = run_smoke(
+        SmokeOptions(framework="torch", timeout=timeout, **options),
+        child_argv=argv,
+        installed={"torch": "9.9.9", "tensorflow": None},
+        oom_counter=counter,
+        kernel_log=klog,
+        grace=grace,
+    )
     return Run(result, int(selfpid.read_text()))

@@ -59,4 +59,8 @@ def test_fixes_from_any_shape() -> None:
         command = "run it"
 
     assert causes._fixes(["a", {"text": "b", "command": "c"}, F(), Fix("d")]) == (
-        Fix("a"), Fix("b", "c"), Fix("do it", "run it"), Fix("d"))
+        Fix("a"),
+        Fix("b", "c"),
+        Fix("do it", "run it"),
+        Fix("d"),
+    )

@@ -10,16 +10,19 @@ from pathlib import Path
 import pytest
 
 
-@pytest.mark.parametrize("args", [
-    ["--steps", "0"],
-    ["--timeout", "-1"],
-    ["--framework", "jax"],
-    ["--device", "tpu"],
-    ["--batch-size", "0"],
-    ["--steps", "many"],
-    ["--python", "/no/such/python"],
-    ["--no-such-flag"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--steps", "0"],
+        ["--timeout", "-1"],
+        ["--framework", "jax"],
+        ["--device", "tpu"],
+        ["--batch-size", "0"],
+        ["--steps", "many"],
+        ["--python", "/no/such/python"],
+        ["--no-such-flag"],
+    ],
+)
 def test_bad_flags_are_one_line_exit_2(run, args: list[str]) -> None:  # type: ignore[no-untyped-def]
     res = run("smoke", *args)
     assert res.code == 2, res.err
@@ -31,8 +34,12 @@ def test_bad_flags_are_one_line_exit_2(run, args: list[str]) -> None:  # type: i
 def bare_python(tmp_path_factory: pytest.TempPathFactory) -> str:
     """An interpreter with neither framework: a fresh virtual environment without pip."""
     venv = tmp_path_factory.mktemp("bare") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120,
-                   stdin=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)],
+        check=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     return str(venv / "bin" / "python")
 
 
@@ -64,14 +71,32 @@ def test_explicit_framework_missing_text(run, bare_python: str) -> None:  # type
 def test_smoke_is_listed_in_help(run) -> None:  # type: ignore[no-untyped-def]
     res = run("smoke", "--help")
     assert res.code == 0
-    for flag in ("--framework", "--device", "--steps", "--batch-size", "--amp", "--find-max-batch", "--timeout",
-                 "--json", "--python"):
+    for flag in (
+        "--framework",
+        "--device",
+        "--steps",
+        "--batch-size",
+        "--amp",
+        "--find-max-batch",
+        "--timeout",
+        "--json",
+        "--python",
+    ):
         assert flag in res.out
 
 
 def test_command_module_imports_no_framework() -> None:
-    code = ("import sys, compat.cli, compat.smoke; "
-            "print(sorted(m for m in ('torch', 'tensorflow', 'numpy') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
-                         cwd=Path(__file__).resolve().parents[2], stdin=subprocess.DEVNULL).stdout
+    code = (
+        "import sys, compat.cli, compat.smoke; "
+        "print(sorted(m for m in ('torch', 'tensorflow', 'numpy') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+        stdin=subprocess.DEVNULL,
+    ).stdout
     assert out.strip() == "[]"

@@ -11,12 +11,16 @@ from compat.smoke import SmokeOptions, installed_here, run_smoke
 INSTALLED = installed_here()
 pytestmark = [
     pytest.mark.gpu,
-    pytest.mark.skipif(not Path("/proc/driver/nvidia/version").exists(), reason="no NVIDIA driver loaded here"),
+    pytest.mark.skipif(
+        not Path("/proc/driver/nvidia/version").exists(), reason="no NVIDIA driver loaded here"
+    ),
 ]
 FRAMEWORKS = [
     pytest.param("torch", marks=pytest.mark.skipif(not INSTALLED.get("torch"), reason="torch not installed")),
-    pytest.param("tensorflow", marks=pytest.mark.skipif(not INSTALLED.get("tensorflow"),
-                                                         reason="tensorflow not installed")),
+    pytest.param(
+        "tensorflow",
+        marks=pytest.mark.skipif(not INSTALLED.get("tensorflow"), reason="tensorflow not installed"),
+    ),
 ]
 
 

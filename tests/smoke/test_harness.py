@@ -78,8 +78,13 @@ def test_sigkill_named_in_the_kernel_log_is_host_oom(tmp_path: Path) -> None:
 
         return [sys.executable, str(STANDIN), "sigkill", "--out", str(result), "--selfpid", str(pidfile)]
 
-    r = run_smoke(SmokeOptions(framework="torch"), child_argv=argv, installed={"torch": "1"},
-                  oom_counter=lambda: oom.OomCount(None, "unreadable here"), kernel_log=klog)
+    r = run_smoke(
+        SmokeOptions(framework="torch"),
+        child_argv=argv,
+        installed={"torch": "1"},
+        oom_counter=lambda: oom.OomCount(None, "unreadable here"),
+        kernel_log=klog,
+    )
     assert (r.status, r.signal, r.cause) == ("crashed", "SIGKILL", "host_oom")
     assert "kernel log" in r.details["oom_evidence"]
 
@@ -130,11 +135,14 @@ def test_grandchild_of_a_hung_child_goes_with_the_group(tmp_path: Path) -> None:
     assert group_alive(run.pgid) == []
 
 
-@pytest.mark.parametrize(("text", "cause"), [
-    ("stderr_torch_no_kernel_image.txt", "arch_not_supported"),
-    ("stderr_torch_cuda_oom.txt", "gpu_oom"),
-    ("stderr_tf_gpu_oom.txt", "gpu_oom"),
-])
+@pytest.mark.parametrize(
+    ("text", "cause"),
+    [
+        ("stderr_torch_no_kernel_image.txt", "arch_not_supported"),
+        ("stderr_torch_cuda_oom.txt", "gpu_oom"),
+        ("stderr_tf_gpu_oom.txt", "gpu_oom"),
+    ],
+)
 @pytest.mark.parametrize("mode", ["error_exit", "error_result"])
 def test_cuda_error_text_is_classified(tmp_path: Path, mode: str, text: str, cause: str) -> None:
     run = standin(tmp_path, mode, text=text)
@@ -164,8 +172,11 @@ def test_odd_exit_code_without_a_verdict_is_failed(tmp_path: Path) -> None:
 
 
 def test_a_child_that_cannot_start_is_failed(tmp_path: Path) -> None:
-    r = run_smoke(SmokeOptions(framework="torch"), child_argv=lambda f, p, t: [str(tmp_path / "no-such-python")],
-                  installed={"torch": "1"})
+    r = run_smoke(
+        SmokeOptions(framework="torch"),
+        child_argv=lambda f, p, t: [str(tmp_path / "no-such-python")],
+        installed={"torch": "1"},
+    )
     assert r.status == "failed"
     assert "could not start" in r.message
 

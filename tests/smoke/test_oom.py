@@ -32,7 +32,10 @@ def test_v2_memory_events_counts() -> None:
 
 
 def test_cgroup_paths_v1_hybrid_and_v2() -> None:
-    assert cgroup_paths(_read("cgroup_v1_proc_self_cgroup.txt")) == ("/", "/process_api/f338b55b837ecd82352e91f80162e6cf")
+    assert cgroup_paths(_read("cgroup_v1_proc_self_cgroup.txt")) == (
+        "/",
+        "/process_api/f338b55b837ecd82352e91f80162e6cf",
+    )
     v2, v1 = cgroup_paths(_read("cgroup_v2_proc_self_cgroup.txt"))
     assert (v2, v1) == ("/user.slice/user-1000.slice/user@1000.service/app.slice/labm6.service", None)
 

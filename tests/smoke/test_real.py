@@ -18,22 +18,33 @@ from compat.smoke import SmokeOptions, installed_here, run_smoke, smoke_findings
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTALLED = installed_here()
-needs_torch = pytest.mark.skipif(not INSTALLED.get("torch"), reason="torch is not installed (CI installs the CPU build)")
-needs_tf = pytest.mark.skipif(not INSTALLED.get("tensorflow"),
-                              reason="tensorflow is not installed (CI installs tensorflow-cpu)")
+needs_torch = pytest.mark.skipif(
+    not INSTALLED.get("torch"), reason="torch is not installed (CI installs the CPU build)"
+)
+needs_tf = pytest.mark.skipif(
+    not INSTALLED.get("tensorflow"), reason="tensorflow is not installed (CI installs tensorflow-cpu)"
+)
 FRAMEWORKS = [pytest.param("torch", marks=needs_torch), pytest.param("tensorflow", marks=needs_tf)]
 
 
 def cli_json(*args: str) -> tuple[int, dict[str, Any], list[str]]:
     """`compat smoke --json ...` in a fresh interpreter; also reports which frameworks that parent imported."""
-    code = ("import sys, runpy\n"
-            "sys.argv = ['compat', 'smoke', '--json', *sys.argv[1:]]\n"
-            "try:\n"
-            "    runpy.run_module('compat', run_name='__main__')\n"
-            "finally:\n"
-            "    sys.stderr.write('MODULES ' + ' '.join(m for m in ('torch', 'tensorflow') if m in sys.modules) + '\\n')\n")
-    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=600,
-                          cwd=ROOT, stdin=subprocess.DEVNULL)
+    code = (
+        "import sys, runpy\n"
+        "sys.argv = ['compat', 'smoke', '--json', *sys.argv[1:]]\n"
+        "try:\n"
+        "    runpy.run_module('compat', run_name='__main__')\n"
+        "finally:\n"
+        "    sys.stderr.write('MODULES ' + ' '.join(m for m in ('torch', 'tensorflow') if m in sys.modules) + '\\n')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+    )
     modules = [ln for ln in proc.stderr.splitlines() if ln.startswith("MODULES")][-1].split()[1:]
     return proc.returncode, json.loads(proc.stdout), modules
 
@@ -59,8 +70,19 @@ def test_cli_trains_for_real_on_the_cpu(framework: str) -> None:
 def test_amp_comparison_and_bounded_max_batch_on_the_cpu(framework: str) -> None:
     # compare="always" and max_batch_cap exercise on the CPU the code the GPU runs: the forward pass against a
     # CPU copy, and the doubling loop (bounded by the cap instead of the GPU's memory).
-    r = run_smoke(SmokeOptions(framework=framework, device="cpu", steps=6, batch_size=8, amp=True,
-                               find_max_batch=True, max_batch_cap=32, compare="always", timeout=300))
+    r = run_smoke(
+        SmokeOptions(
+            framework=framework,
+            device="cpu",
+            steps=6,
+            batch_size=8,
+            amp=True,
+            find_max_batch=True,
+            max_batch_cap=32,
+            compare="always",
+            timeout=300,
+        )
+    )
     assert r.status == "passed", (r.message, r.details.get("stderr_tail"))
     assert r.details["amp"] == "bf16"
     assert r.details["compare"]["match"] is True

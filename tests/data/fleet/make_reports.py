@@ -34,12 +34,18 @@ from tests.doctor.fakes import FakeNvml, data, env_with  # noqa: E402
 H100 = json.loads(data("nvml", "h100-580.159.04.json"))
 XID79_LOG = data("kernel_log", "xid79-rtx5080.txt")  # Xid 79 on PCI 0000:2b:00
 BUSES = ["18", "2A", "3A", "5D", "9A", "AB", "BA", "DB"]  # an HGX H100 board's PCI buses (8 GPUs)
-STACK = {"COMPAT_OVERRIDE_CUDA": "12.8", "COMPAT_OVERRIDE_CUDNN": "9.10.2", "COMPAT_OVERRIDE_TORCH": "2.8.0",
-         "COMPAT_OVERRIDE_TENSORFLOW": ""}
+STACK = {
+    "COMPAT_OVERRIDE_CUDA": "12.8",
+    "COMPAT_OVERRIDE_CUDNN": "9.10.2",
+    "COMPAT_OVERRIDE_TORCH": "2.8.0",
+    "COMPAT_OVERRIDE_TENSORFLOW": "",
+}
 HOT = 0x40  # NVML clocks-event reason: hw_thermal_slowdown
 
 
-def nvml_doc(driver: str = "580.159.04", xid_gpu: Optional[int] = None, hot_gpu: Optional[int] = None) -> dict[str, Any]:
+def nvml_doc(
+    driver: str = "580.159.04", xid_gpu: Optional[int] = None, hot_gpu: Optional[int] = None
+) -> dict[str, Any]:
     dev0 = H100["devices"][0]
     devices = []
     for i, bus in enumerate(BUSES):
@@ -47,7 +53,11 @@ def nvml_doc(driver: str = "580.159.04", xid_gpu: Optional[int] = None, hot_gpu:
         # The GPU the recorded Xid 79 names sits on bus 2b; the others keep the board's layout.
         d["pci_bus_id"] = f"00000000:{'2B' if i == xid_gpu else bus}:00.0"
         d["uuid"] = f"GPU-{i:08x}-0000-0000-0000-000000000000"
-        d["memory"] = {"total": dev0["memory"]["total"], "used": 4 * 2**20, "free": dev0["memory"]["total"] - 4 * 2**20}
+        d["memory"] = {
+            "total": dev0["memory"]["total"],
+            "used": 4 * 2**20,
+            "free": dev0["memory"]["total"] - 4 * 2**20,
+        }
         d["temperature"] = 91 if i == hot_gpu else 34
         d["temperature_slowdown"] = 87
         d["clocks_event_reasons"] = HOT if i == hot_gpu else 0x1
@@ -58,8 +68,15 @@ def nvml_doc(driver: str = "580.159.04", xid_gpu: Optional[int] = None, hot_gpu:
     return {**{k: v for k, v in H100.items() if k != "devices"}, "driver_version": driver, "devices": devices}
 
 
-def report(host: str, *, driver: str = "580.159.04", cudnn: str = "9.10.2", xid_gpu: Optional[int] = None,
-           hot_gpu: Optional[int] = None, smoke: Optional[SmokeResult] = None) -> dict[str, Any]:
+def report(
+    host: str,
+    *,
+    driver: str = "580.159.04",
+    cudnn: str = "9.10.2",
+    xid_gpu: Optional[int] = None,
+    hot_gpu: Optional[int] = None,
+    smoke: Optional[SmokeResult] = None,
+) -> dict[str, Any]:
     env = env_with(**{**STACK, "COMPAT_OVERRIDE_CUDNN": cudnn})
     facts = gather_facts(environ=env, nvml=FakeNvml(nvml_doc(driver, xid_gpu, hot_gpu)), frameworks=False)
     log = XID79_LOG if xid_gpu is not None else ""
@@ -83,14 +100,36 @@ def report(host: str, *, driver: str = "580.159.04", cudnn: str = "9.10.2", xid_
 
 def crashed_smoke() -> SmokeResult:
     return SmokeResult(
-        status="crashed", framework="torch", framework_version="2.8.0", device="cuda", device_name="NVIDIA H100 80GB HBM3",
-        steps=0, seconds=6.2, signal="SIGSEGV", cause="segfault",
+        status="crashed",
+        framework="torch",
+        framework_version="2.8.0",
+        device="cuda",
+        device_name="NVIDIA H100 80GB HBM3",
+        steps=0,
+        seconds=6.2,
+        signal="SIGSEGV",
+        cause="segfault",
         message="the smoke child died of SIGSEGV during first_step",
-        fixes=(Fix("See where it crashed: Python's fault handler prints the stack on a native crash",
-                   "python -X faulthandler your_training_script.py"),),
-        details={"requested_framework": "auto", "requested_device": "auto", "stage": "first_step", "exit_code": -11,
-                 "diagnosis": {"category": "segfault", "title": "The training process crashed in native code (SIGSEGV)",
-                               "evidence": None, "explanation": None, "source": "signal"}})
+        fixes=(
+            Fix(
+                "See where it crashed: Python's fault handler prints the stack on a native crash",
+                "python -X faulthandler your_training_script.py",
+            ),
+        ),
+        details={
+            "requested_framework": "auto",
+            "requested_device": "auto",
+            "stage": "first_step",
+            "exit_code": -11,
+            "diagnosis": {
+                "category": "segfault",
+                "title": "The training process crashed in native code (SIGSEGV)",
+                "evidence": None,
+                "explanation": None,
+                "source": "signal",
+            },
+        },
+    )
 
 
 def write(path: Path, text: str) -> None:
@@ -115,7 +154,10 @@ def main() -> None:
     # srun without --output=%N: every node's report concatenated into one file.
     write(HERE / "srun-all.json", "".join(dumps(report(h)) + "\n" for h in ("gpu-b01", "gpu-b02")))
     # JSON lines (a log shipper, `jq -c`).
-    write(HERE / "nodes.jsonl", "".join(json.dumps(report(h), sort_keys=True) + "\n" for h in ("gpu-c01", "gpu-c02")))
+    write(
+        HERE / "nodes.jsonl",
+        "".join(json.dumps(report(h), sort_keys=True) + "\n" for h in ("gpu-c01", "gpu-c02")),
+    )
     # A report from a doctor that did not record the host: named after its file.
     doc = report("unused")
     del doc["host"]

@@ -31,23 +31,41 @@ def write(path: str, doc: object) -> None:
 
 def result(status: str, **extra: object) -> dict[str, object]:
     doc: dict[str, object] = {
-        "schema_version": 1, "status": status, "framework": "torch", "framework_version": "9.9.9+standin",
-        "device": "cpu", "device_name": "stand-in CPU", "steps": 3, "losses": [2.0, 1.5, 1.0],
-        "loss_first": 2.0, "loss_last": 1.0, "samples_per_second": 100.0, "peak_memory_bytes": 1000,
-        "peak_memory_kind": "host_peak_rss", "cudnn_used": False, "stage": "done", "timings": {"import": 0.01},
+        "schema_version": 1,
+        "status": status,
+        "framework": "torch",
+        "framework_version": "9.9.9+standin",
+        "device": "cpu",
+        "device_name": "stand-in CPU",
+        "steps": 3,
+        "losses": [2.0, 1.5, 1.0],
+        "loss_first": 2.0,
+        "loss_last": 1.0,
+        "samples_per_second": 100.0,
+        "peak_memory_bytes": 1000,
+        "peak_memory_kind": "host_peak_rss",
+        "cudnn_used": False,
+        "stage": "done",
+        "timings": {"import": 0.01},
     }
     doc.update(extra)
     return doc
 
 
 def spawn_grandchild(pidfile: str, ignore_term: bool) -> None:
-    code = ("import os, signal, sys, time\n"
-            + ("signal.signal(signal.SIGTERM, signal.SIG_IGN)\n" if ignore_term else "")
-            + "open(sys.argv[1] + '.tmp', 'w').write(str(os.getpid()))\n"
-            + "os.replace(sys.argv[1] + '.tmp', sys.argv[1])\n"
-            + "time.sleep(600)\n")
-    subprocess.Popen([sys.executable, "-c", code, pidfile], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                     stderr=subprocess.DEVNULL)
+    code = (
+        "import os, signal, sys, time\n"
+        + ("signal.signal(signal.SIGTERM, signal.SIG_IGN)\n" if ignore_term else "")
+        + "open(sys.argv[1] + '.tmp', 'w').write(str(os.getpid()))\n"
+        + "os.replace(sys.argv[1] + '.tmp', sys.argv[1])\n"
+        + "time.sleep(600)\n"
+    )
+    subprocess.Popen(
+        [sys.executable, "-c", code, pidfile],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 10
     while not os.path.exists(pidfile) and time.time() < deadline:
         time.sleep(0.01)
@@ -102,9 +120,19 @@ def main() -> None:
         sys.stderr.write(text)
         sys.exit(1)
     elif a.mode == "error_result":  # what the real child does with an exception: a failed verdict carrying it
-        write(a.out, result("failed", stage="first_step", losses=[], loss_first=None, loss_last=None, steps=0,
-                            error={"type": "builtins.RuntimeError", "text": text, "traceback": text},
-                            message=text.strip().splitlines()[-1]))
+        write(
+            a.out,
+            result(
+                "failed",
+                stage="first_step",
+                losses=[],
+                loss_first=None,
+                loss_last=None,
+                steps=0,
+                error={"type": "builtins.RuntimeError", "text": text, "traceback": text},
+                message=text.strip().splitlines()[-1],
+            ),
+        )
         sys.exit(1)
     elif a.mode == "junk":
         sys.stdout.buffer.write(os.urandom(4096))
