@@ -49,9 +49,9 @@ def register(app: typer.Typer) -> None:
             metavar="X.Y",
             help="Compute capability of that GPU (instead of --target-gpu).",
         ),
-        build_arg: List[str] = typer.Option(
+        build_arg: List[str] = typer.Option(  # noqa: UP006
             [], "--build-arg", metavar="K=V", help="As for docker build; repeatable."
-        ),  # noqa: UP006
+        ),
         context: Optional[str] = typer.Option(
             None,
             "--context",
