@@ -1,0 +1,1 @@
+"""Checks: the one registry (`compat.checks.registry`) and one module per subject."""

@@ -1,0 +1,208 @@
+"""The one check registry: each check declares its ids, what it requires and which entry points run it.
+
+A check is a function of a context (`compat.resolver.Ctx` today) that yields `Finding`s and `Skip`s. It is
+registered once with `@check(...)`; `run_checks` orders the checks so that a check runs after the checks it
+requires (graphlib), and skips a check, with the reason, when a requirement failed: a required fact is
+missing, or a required check reported an error or was itself skipped. That is how one root cause gives one
+error and no cascade, without hand-written suppression (scientific-python/repo-review works the same way).
+
+Requirements are strings:
+- ``"fact:NAME"``: the context's ``has_fact(NAME)`` must be true (e.g. ``"fact:driver"``);
+- ``"check:NAME"``: the named check must have run without an error finding;
+- ``"probe:NAME"``: the context's ``has_probe(NAME)`` must be true (doctor probes).
+
+Selection (``--select``/``--ignore``, ``[tool.compat]``, the guard's ``ignore=``) matches finding ids by
+prefix with `matches`: ``"driver"`` selects ``driver.cuda`` and ``driver.gpu-support``; ``"driver.cuda"``
+selects only itself and its sub-ids (``driver.cuda.x``), never ``driver.cudax``.
+"""
+
+from __future__ import annotations
+
+import graphlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from compat.findings import Finding, Skip
+
+EntryPoint = Literal["check", "doctor", "dockerfile", "guard", "explain", "smoke", "run"]
+ENTRY_POINTS: tuple[EntryPoint, ...] = ("check", "doctor", "dockerfile", "guard", "explain", "smoke", "run")
+
+Result = Finding | Skip
+
+
+class Context(Protocol):
+    """What a check context offers the registry to decide requirements."""
+
+    def has_fact(self, name: str) -> bool: ...
+
+    def has_probe(self, name: str) -> bool: ...
+
+
+CheckFn = Callable[[Any], Iterable[Result]]
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """One registered check."""
+
+    name: str
+    """Unique name, used in ``check:NAME`` requirements (usually its main finding id)."""
+    ids: tuple[str, ...]
+    """Every finding id (or id prefix ending in '.') this check can report; each id is declared once."""
+    requires: tuple[str, ...]
+    """``fact:X``, ``probe:X`` or ``check:X``; a failed requirement skips this check with the reason."""
+    entry_points: frozenset[str]
+    """Which entry points run it."""
+    run: CheckFn
+    doc: str = ""
+    order: int = 0
+    """Registration order: ties in the topological order keep it (deterministic reports)."""
+
+
+REGISTRY: dict[str, CheckSpec] = {}
+_DECLARED_IDS: dict[str, str] = {}
+
+
+class RegistryError(RuntimeError):
+    """A programming error in a check declaration (duplicate name or id, unknown requirement)."""
+
+
+def check(
+    name: str,
+    *,
+    ids: Sequence[str] = (),
+    requires: Sequence[str] = (),
+    entry_points: Iterable[str] = ("check", "doctor", "dockerfile", "guard"),
+    doc: str = "",
+) -> Callable[[CheckFn], CheckFn]:
+    """Register `fn` as the check `name`. `ids` defaults to ``(name,)``."""
+
+    def deco(fn: CheckFn) -> CheckFn:
+        register(
+            CheckSpec(
+                name=name,
+                ids=tuple(ids) or (name,),
+                requires=tuple(requires),
+                entry_points=frozenset(entry_points),
+                run=fn,
+                doc=doc or (fn.__doc__ or "").strip().split("\n")[0],
+                order=len(REGISTRY),
+            )
+        )
+        return fn
+
+    return deco
+
+
+def register(spec: CheckSpec) -> None:
+    if spec.name in REGISTRY:
+        raise RegistryError(f"check {spec.name!r} registered twice")
+    bad = [ep for ep in spec.entry_points if ep not in ENTRY_POINTS]
+    if bad:
+        raise RegistryError(f"check {spec.name!r}: unknown entry point(s) {bad}")
+    for req in spec.requires:
+        if not req.startswith(("fact:", "check:", "probe:")):
+            raise RegistryError(f"check {spec.name!r}: requirement {req!r} is not fact:/check:/probe:")
+    for fid in spec.ids:
+        owner = _DECLARED_IDS.get(fid)
+        if owner is not None:
+            raise RegistryError(f"finding id {fid!r} declared by both {owner!r} and {spec.name!r}")
+        _DECLARED_IDS[fid] = spec.name
+    REGISTRY[spec.name] = spec
+
+
+def declared_ids() -> dict[str, str]:
+    """Every declared finding id → the check that declares it."""
+    return dict(_DECLARED_IDS)
+
+
+def matches(finding_id: str, patterns: Iterable[str]) -> bool:
+    """True when `finding_id` equals a pattern or lies under it (dotted prefix, or a pattern ending in '.')."""
+    for p in patterns:
+        p = p.strip()
+        if not p:
+            continue
+        if finding_id == p or finding_id.startswith(p if p.endswith(".") else p + "."):
+            return True
+    return False
+
+
+def selected(finding_id: str, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> bool:
+    """The one selection rule: in `select` (or no select given) and not in `ignore`."""
+    if select and not matches(finding_id, select):
+        return False
+    return not matches(finding_id, ignore)
+
+
+@dataclass
+class RunResult:
+    findings: list[Finding] = field(default_factory=list)
+    skipped: list[Skip] = field(default_factory=list)
+    ran: list[str] = field(default_factory=list)
+
+
+def ordered(specs: Iterable[CheckSpec]) -> list[CheckSpec]:
+    """`specs` in an order where every check comes after the checks it requires (registration order on ties)."""
+    specs = sorted(specs, key=lambda s: s.order)
+    by_name = {s.name: s for s in specs}
+    ts: graphlib.TopologicalSorter[str] = graphlib.TopologicalSorter()
+    for s in specs:
+        deps = [r[6:] for r in s.requires if r.startswith("check:") and r[6:] in by_name]
+        ts.add(s.name, *deps)
+    try:
+        ts.prepare()
+    except graphlib.CycleError as exc:  # a declaration bug, caught by the registry's own test
+        raise RegistryError(f"checks require each other in a cycle: {exc.args[1]}") from None
+    out: list[CheckSpec] = []
+    while ts.is_active():
+        ready = sorted(ts.get_ready(), key=lambda n: by_name[n].order)
+        out.extend(by_name[n] for n in ready)
+        ts.done(*ready)
+    return out
+
+
+def _unmet(spec: CheckSpec, ctx: Context, failed: dict[str, str]) -> str | None:
+    for req in spec.requires:
+        kind, _, name = req.partition(":")
+        if kind == "fact" and not ctx.has_fact(name):
+            return f"needs the {name} fact, which is not known"
+        if kind == "probe" and not ctx.has_probe(name):
+            return f"needs the {name} probe, which did not run or failed"
+        if kind == "check" and name in failed:
+            return f"skipped because {name} {failed[name]}"
+    return None
+
+
+def run_checks(
+    ctx: Context,
+    entry_point: str,
+    *,
+    specs: Iterable[CheckSpec] | None = None,
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+) -> RunResult:
+    """Run every registered check for `entry_point` on `ctx`, requirements first."""
+    chosen = [s for s in (REGISTRY.values() if specs is None else specs) if entry_point in s.entry_points]
+    result = RunResult()
+    failed: dict[str, str] = {}
+    for spec in ordered(chosen):
+        reason = _unmet(spec, ctx, failed)
+        if reason is not None:
+            failed[spec.name] = "was skipped"
+            result.skipped.append(Skip(spec.name, reason))
+            continue
+        result.ran.append(spec.name)
+        for r in _iterate(spec.run(ctx)):
+            if isinstance(r, Skip):
+                result.skipped.append(r)
+                continue
+            if r.severity == "error":
+                failed.setdefault(spec.name, f"found an error ({r.id})")
+            if selected(r.id, select, ignore):
+                result.findings.append(r)
+    return result
+
+
+def _iterate(results: Iterable[Result]) -> Iterator[Result]:
+    yield from results
