@@ -21,14 +21,14 @@ from __future__ import annotations
 import graphlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, Union
 
 from compat.findings import Finding, Skip
 
 EntryPoint = Literal["check", "doctor", "dockerfile", "guard", "explain", "smoke", "run"]
 ENTRY_POINTS: tuple[EntryPoint, ...] = ("check", "doctor", "dockerfile", "guard", "explain", "smoke", "run")
 
-Result = Finding | Skip
+Result = Union[Finding, Skip]
 
 
 class Context(Protocol):
