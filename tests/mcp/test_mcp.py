@@ -1,0 +1,102 @@
+"""`compat mcp`: a real MCP client session over stdio lists the tools and calls them."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compat import mcp_server
+from compat.mcp_server import ToolInputError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+mcp = pytest.importorskip("mcp", reason="the optional [mcp] extra is not installed")
+
+
+def _session(coro_fn: Any) -> Any:
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "compat", "mcp"],
+        env={"PYTHONPATH": str(ROOT), "NO_COLOR": "1"},
+        cwd=str(ROOT),
+    )
+
+    async def main() -> Any:
+        async with Client(params) as client:
+            return await coro_fn(client)
+
+    return anyio.run(main)
+
+
+def _structured(result: Any) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    if result.structured_content is not None:
+        doc = result.structured_content
+        return doc.get("result", doc) if set(doc) == {"result"} else doc
+    return json.loads(result.content[0].text)
+
+
+def test_real_client_lists_tools_and_calls_check_and_explain(tmp_path: Path) -> None:
+    log = tmp_path / "crash.log"
+    log.write_text(
+        "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).\n", encoding="utf-8"
+    )
+
+    async def talk(client: Any) -> Any:
+        tools = await client.list_tools()
+        check = await client.call_tool(
+            "check", {"driver": "470.82.01", "torch": "2.5.1+cu121", "gpu": "A100", "python": "3.11"}
+        )
+        explain = await client.call_tool("explain", {"path": str(log)})
+        bad = await client.call_tool("check", {"driver": "--help"})
+        return tools, check, explain, bad
+
+    tools, check, explain, bad = _session(talk)
+    names = {t.name for t in tools.tools}
+    assert names == {"check", "suggest", "explain", "dockerfile", "doctor"}
+    assert all(t.annotations is not None and t.annotations.read_only_hint for t in tools.tools)
+    doc = _structured(check)
+    assert doc["schema_version"] == 1
+    assert doc["verdict"] == "error"
+    assert doc["exit_code"] == 1
+    assert any(f["id"] == "driver.cuda" for f in doc["findings"])
+    diag = _structured(explain)
+    assert diag["schema_version"] == 1
+    assert json.dumps(diag).find("driver") >= 0
+    assert bad.is_error
+    assert "not a value" in bad.content[0].text
+
+
+def test_values_never_become_flags() -> None:
+    with pytest.raises(ToolInputError, match="not a value"):
+        mcp_server.check(driver="--matrix=/etc")
+    with pytest.raises(ToolInputError, match="control"):
+        mcp_server.check(gpu="A100\n--json")
+    with pytest.raises(ToolInputError, match="longer"):
+        mcp_server.check(gpu="A" * 1000)
+    with pytest.raises(ToolInputError, match="nothing to check"):
+        mcp_server.check()
+    with pytest.raises(ToolInputError, match="exactly one"):
+        mcp_server.explain()
+
+
+def test_tool_returns_the_cli_document() -> None:
+    doc = mcp_server.check(driver="550.54.15", torch="2.5.1", gpu="RTX 4090", python="3.11", os_name="linux")
+    assert doc["exit_code"] == 0
+    assert doc["verdict"] in ("ok", "warning")
+    sug = mcp_server.suggest(driver="535.104.05", gpu="RTX 4090", python="3.11", os_name="linux")
+    assert sug["schema_version"] == 1
+    assert sug["torch"]
+
+
+def test_input_error_from_cli_is_a_tool_error(tmp_path: Path) -> None:
+    with pytest.raises(ToolInputError, match="compat dockerfile"):
+        mcp_server.dockerfile(str(tmp_path / "missing.Dockerfile"))
