@@ -57,3 +57,11 @@ def run(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
 
 def python() -> str:
     return sys.executable
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Fuzz suites (every `test_fuzz*.py`) are `slow`: the default run skips them, `.ci/run` runs them with -m slow."""
+    slow = pytest.mark.slow
+    for item in items:
+        if item.path.name.startswith("test_fuzz"):
+            item.add_marker(slow)
