@@ -82,7 +82,7 @@ def gather_facts(
     from compat.probes._util import HostFS, run_bounded
 
     env: dict[str, str] = dict(os.environ if environ is None else environ)
-    fs = HostFS(root)
+    fs = HostFS(env.get("COMPAT_HOST_ROOT") or root)  # a recorded host's /proc, /sys, /dev (tests, replays)
     ft = framework_timeout if framework_timeout is not None else min(4 * timeout, FRAMEWORK_TIMEOUT_CAP)
     seconds: dict[str, float] = {}
     tasks: dict[str, Callable[[], Any]] = {

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,3 +22,14 @@ def fake_nvml(tmp_path_factory: pytest.TempPathFactory) -> FakeNvmlLib:
     out: Path = tmp_path_factory.mktemp("fake-nvml-build")
     build(out)  # fail early, with the compiler's message, if the source does not build
     return FakeNvmlLib(out)
+
+
+@pytest.fixture(scope="session")
+def bare_python(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """An interpreter with no framework installed, for `compat doctor --python`: the reports then depend on the
+    profile alone, not on whichever torch or TensorFlow the test machine has (and no framework import per run)."""
+    d = tmp_path_factory.mktemp("bare-venv")
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(d)], check=True, capture_output=True, timeout=120
+    )
+    return str(d / "bin" / "python")
