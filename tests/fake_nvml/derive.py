@@ -386,7 +386,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--name", required=True)
     ap.add_argument("--phase", default="idle")
     args = ap.parse_args(argv)
-    text = open(args.capture, encoding="utf-8").read()
+    with open(args.capture, encoding="utf-8") as fh:
+        text = fh.read()
     got = from_xml(text) if args.kind == "xml" else from_exporter(text, args.phase)
     doc = {
         "schema_version": 1,

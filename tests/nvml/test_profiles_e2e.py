@@ -136,7 +136,7 @@ def test_no_permission_and_lost_gpu_are_reported(
 ) -> None:
     doc = profile("h100-80gb-hbm3")
     doc["devices"][0]["nvmlDeviceGetPowerUsage"] = {"error": "NO_PERMISSION"}
-    code, rep = doctor(node_env(fake_nvml, doc, tmp_path / "perm"), bare_python)
+    _, rep = doctor(node_env(fake_nvml, doc, tmp_path / "perm"), bare_python)
     assert "power_usage" in rep["gpus"][0]["nvml_errors"]
     lost = profile("h100-80gb-hbm3")
     lost["faults"] = {"lost_after": {"0": 6}}
