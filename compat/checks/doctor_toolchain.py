@@ -192,27 +192,30 @@ def check_nvcc_broken(ctx: Any) -> Iterator[Result]:
 def check_torch_toolkit(ctx: Any) -> Iterator[Result]:
     """The local toolkit's CUDA vs the installed torch's: extension builds need the same major."""
     tc = ctx.facts.get("torch_cuda")
-    if tc is None or not tc.raw:
-        return
+    torch_cuda = tc.raw if tc is not None and tc.raw else getattr(getattr(ctx, "torch", None), "cuda", None)
+    if not torch_cuda:
+        return  # no torch, or a CPU build: no extension build against a CUDA toolkit
     tk = _toolkit_for_extensions(ctx)
     if tk is None:
         return
     local, where = tk
-    lv, tv = _ints(local), _ints(tc.raw)
+    lv, tv = _ints(local), _ints(str(torch_cuda))
     if len(lv) < 2 or len(tv) < 2 or lv[:2] == tv[:2]:
         return
     torch_fact = ctx.facts.get("torch")
     torch_label = f"torch {torch_fact.raw}" if torch_fact is not None else "torch"
-    facts = {"cuda": local, "torch_cuda": tc.raw}
+    facts = {"cuda": local, "torch_cuda": torch_cuda}
     if lv[0] != tv[0]:
         yield Finding(
             TORCH_MISMATCH,
             "warning",
-            f"CUDA {local} toolkit ({where}) cannot build extensions for {torch_label} (CUDA {tc.raw})",
-            f"{torch_label} was built with CUDA {tc.raw}; the toolkit torch.utils.cpp_extension would use is CUDA "
+            f"CUDA {local} toolkit ({where}) cannot build extensions for {torch_label} (CUDA {torch_cuda})",
+            f"{torch_label} was built with CUDA {torch_cuda}; the toolkit torch.utils.cpp_extension would use is CUDA "
             f"{local} ({where}). Building a CUDA extension (pip install of a package with CUDA sources, "
             "load_inline, JIT ops) stops with 'The detected CUDA version ({0}) mismatches the version that was used "
-            "to compile PyTorch ({1})'. Training with torch itself is not affected.".format(local, tc.raw),
+            "to compile PyTorch ({1})'. Training with torch itself is not affected.".format(
+                local, torch_cuda
+            ),
             (
                 Fix(
                     f"Install a CUDA {tv[0]}.x toolkit and point CUDA_HOME at it",
@@ -227,7 +230,7 @@ def check_torch_toolkit(ctx: Any) -> Iterator[Result]:
         yield Finding(
             TORCH_MISMATCH,
             "info",
-            f"CUDA {local} toolkit ({where}) differs from {torch_label}'s CUDA {tc.raw} in the minor version",
+            f"CUDA {local} toolkit ({where}) differs from {torch_label}'s CUDA {torch_cuda} in the minor version",
             "torch.utils.cpp_extension only warns about a minor-version difference; extensions usually build.",
             (),
             facts,
