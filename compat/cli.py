@@ -35,6 +35,7 @@ COMMAND_MODULES = (
     "compat.commands.dockerfile",
     "compat.commands.suggest",
     "compat.commands.fleet",
+    "compat.commands.record",
 )
 
 
