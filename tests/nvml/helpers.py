@@ -120,7 +120,9 @@ def fake_smi_bin(bin_dir: Path) -> Path:
 
 def node_env(fake: Any, doc: Mapping[str, Any], work: Path, *, smi: bool = True) -> dict[str, str]:
     """The environment of a fake GPU node: the fake NVML library, its host root, the fake nvidia-smi on PATH."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("COMPAT_", "FAKE_NVML"))}
+    # A clean environment: nothing of the test machine's (CUDA_VISIBLE_DEVICES, NCCL_*, LD_PRELOAD, ...) reaches the
+    # report, which then depends on the profile alone.
+    env = {"LANG": "C.UTF-8", **({"TMPDIR": os.environ["TMPDIR"]} if os.environ.get("TMPDIR") else {})}
     env = fake.env(doc, work, env)
     profile_json = work / "profile.json"
     profile_json.write_text(json.dumps(doc))
