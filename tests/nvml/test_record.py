@@ -81,3 +81,20 @@ def test_record_with_no_driver_records_why(tmp_path: Path) -> None:
     res = compat(["record"], env)
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["init"] == "LIBRARY_NOT_FOUND"
+
+
+def test_record_calls_every_nvml_function_the_doctor_calls(
+    fake_nvml: FakeNvmlLib, bare_python: str, tmp_path: Path
+) -> None:
+    """`compat record` captures every call compat makes: the doctor's trace of NVML symbols is inside record's."""
+    from tests.nvml.helpers import traced
+
+    for name in ("h100-80gb-hbm3", "quadro-p400-driver-418"):
+        work = tmp_path / name
+        env = node_env(fake_nvml, profile(name), work)
+        doctor(env, bare_python)
+        by_doctor = set(traced(work))
+        (work / "trace.txt").unlink()
+        assert compat(["record"], env).returncode == 0
+        by_record = set(traced(work))
+        assert by_doctor and by_doctor <= by_record, by_doctor - by_record
