@@ -211,8 +211,8 @@ def _device_fields(nvml: Any, handle: Any, f: _Fields) -> None:
     for field, names, args, conv in DEVICE_FIELDS:
 
         def call(names: tuple[str, ...] = names, args: tuple[int, ...] = args) -> Any:
-            # The binding has both names, the driver maybe only the older one (nvmlDeviceGetCurrentClocksEventReasons
-            # came with R535): on FunctionNotFound try the next name (found with tests/fake_nvml, issue 18).
+            # The binding has both names, an old driver only the older one (nvmlDeviceGetCurrentClocksEventReasons is
+            # not in the R525 NVML reference): on FunctionNotFound try the next name (found with tests/fake_nvml).
             for n in names[:-1]:
                 fn = getattr(nvml, n, None)
                 if fn is None:
