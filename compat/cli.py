@@ -36,6 +36,7 @@ COMMAND_MODULES = (
     "compat.commands.suggest",
     "compat.commands.fleet",
     "compat.commands.mcp",
+    "compat.commands.record",
 )
 
 

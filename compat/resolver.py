@@ -529,6 +529,26 @@ def check_driver_cuda(ctx: Ctx) -> Iterator[Result]:
                 if ctx.m.minor_compat.get(major) and floor and (own is None or Version(floor) < Version(own))
                 else ""
             )
+            others = [o.who for o in rts if o is not rt]
+            if bool(ctx.facts.probes) and others and rt.who == f"CUDA {rt.cuda_raw}":
+                # Issue 18: a local toolkit nothing else runs on (the frameworks bring their own CUDA runtime) only
+                # breaks what is built with it; a what-if check (--cuda, no live probes) keeps the error.
+                yield Finding(
+                    DRIVER_CUDA,
+                    "warning",
+                    f"Driver {_fmt_driver(ctx.driver_raw)} cannot run programs built with the local CUDA {rt.cuda_raw} toolkit",
+                    f"The CUDA {rt.cuda_raw} toolkit ({rt.how}) needs driver ≥ {need}{floor_txt}; this driver is "
+                    f"{ctx.driver_raw}. Nothing found here runs on it ({', '.join(others)} bring their own CUDA "
+                    "runtime), but CUDA extensions, nvcc-built programs and JIT kernels built with it will fail at "
+                    "launch with 'CUDA driver version is insufficient for CUDA runtime version'.",
+                    (
+                        drv_fix,
+                        Fix("Or build with a toolkit this driver runs (point CUDA_HOME and PATH at it)"),
+                    ),
+                    facts,
+                    group="driver",
+                )
+                continue
             yield Finding(
                 DRIVER_CUDA,
                 "error",

@@ -45,6 +45,9 @@ def _gpu_probe(nvml_backend: Any, timeout: float, environ: Mapping[str, str]) ->
 
     raw = nvml.probe(nvml_backend, timeout)
     parsed = nvml.parse(raw)
+    from compat.probes.sanity import nvml_garbage  # issue 18: values no driver returns are a finding
+
+    parsed["garbage"] = nvml_garbage(raw)
     out: dict[str, Any] = {"nvml_raw_status": raw.get("status"), "nvml": parsed}
     if parsed["ok"]:
         out["nvidia_smi"] = {"ok": False, "kind": "skipped", "message": "not needed: NVML answered"}
@@ -77,12 +80,12 @@ def gather_facts(
     even when nothing changed since the last successful import (see frameworks.cache_key). `nvml` replaces the pynvml module (tests),
     `root` re-roots /proc, /sys and /dev reads (tests). COMPAT_OVERRIDE_<FACT> variables in `environ` apply last.
     """
-    from compat.probes import cudnn, driver, environment, health, resources, toolkits
+    from compat.probes import cudnn, driver, environment, health, resources, toolchain, toolkits
     from compat.probes import frameworks as fwmod
     from compat.probes._util import HostFS, run_bounded
 
     env: dict[str, str] = dict(os.environ if environ is None else environ)
-    fs = HostFS(root)
+    fs = HostFS(env.get("COMPAT_HOST_ROOT") or root)  # a recorded host's /proc, /sys, /dev (tests, replays)
     ft = framework_timeout if framework_timeout is not None else min(4 * timeout, FRAMEWORK_TIMEOUT_CAP)
     seconds: dict[str, float] = {}
     tasks: dict[str, Callable[[], Any]] = {
@@ -96,6 +99,7 @@ def gather_facts(
         "resources": lambda: resources.probe(fs, env, cwd),
         "health": lambda: health.probe(fs, env, timeout),
         "environment": lambda: environment.probe(fs, env),
+        "toolchain": lambda: toolchain.probe(env, timeout),
     }
     # One after the other: NVML then nvidia-smi; dmesg, /dev/kmsg then journalctl; another interpreter's metadata
     # then its framework imports. With the defaults (5 s, 20 s) the worst case is 27 s.
@@ -141,6 +145,7 @@ def assemble_probes(res: Mapping[str, Any]) -> dict[str, Any]:
                 "driver_cuda": nv.get("driver_cuda"),
                 "nvml_version": nv.get("nvml_version"),
                 "device_count": len(nv.get("gpus") or []),
+                **({"garbage": nv["garbage"]} if nv.get("garbage") else {}),
             }
             if nv.get("ok")
             else {
@@ -169,7 +174,7 @@ def assemble_probes(res: Mapping[str, Any]) -> dict[str, Any]:
     probes["cudnn"] = (
         {**c, **cudnn.analyse(c, fw.get("distributions") or {})} if c.get("status") == "ok" else c
     )
-    for name in ("resources", "health", "environment"):
+    for name in ("resources", "health", "environment", "toolchain"):
         probes[name] = _status(res.get(name))
     return probes
 

@@ -1315,3 +1315,8 @@ doctor_checks: tuple[Callable[[Ctx], Iterator[Result]], ...] = tuple(
         check_probe_failures,
     )
 )
+
+# Issue 18: checks registered in compat.checks.registry for the doctor; run here until the registry drives the doctor.
+from compat.checks.doctor_toolchain import registered_doctor_checks  # noqa: E402
+
+doctor_checks += tuple(_guarded(c) for c in registered_doctor_checks())

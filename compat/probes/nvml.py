@@ -211,7 +211,18 @@ def _device_fields(nvml: Any, handle: Any, f: _Fields) -> None:
     for field, names, args, conv in DEVICE_FIELDS:
 
         def call(names: tuple[str, ...] = names, args: tuple[int, ...] = args) -> Any:
-            return _first(nvml, *names)(handle, *args)
+            # The binding has both names, an old driver only the older one (nvmlDeviceGetCurrentClocksEventReasons is
+            # not in the R525 NVML reference): on FunctionNotFound try the next name (found with tests/fake_nvml).
+            for n in names[:-1]:
+                fn = getattr(nvml, n, None)
+                if fn is None:
+                    continue
+                try:
+                    return fn(handle, *args)
+                except Exception as exc:
+                    if error_code(exc) != NVML_ERROR_FUNCTION_NOT_FOUND:
+                        raise
+            return _first(nvml, names[-1])(handle, *args)
 
         f.get(field, call, conv)
 
