@@ -433,9 +433,7 @@ class Scanner:
                 f"Inconclusive: {death.death.meaning} The log does not name the cause; this is suspect "
                 f"{i + 1} of {len(order)} ({', '.join(order)}), most likely first."
             )
-            if category.confirm is not None:
-                why += f" Confirm or rule it out: {category.confirm.text.rstrip('.')}."
-            fixes = _dedupe_fixes([(category.confirm,) if category.confirm else (), category.fixes])
+            fixes = category.fixes
             out.append(
                 Diagnosis(
                     c,
