@@ -56,7 +56,9 @@ def _noise_lines(rng: random.Random, n: int) -> list[str]:
                 f"lr={rng.random() * 1e-3:.2e} grad_norm={rng.random() * 10:.3f} tokens/s={rng.randint(1000, 90000)}"
             )
         elif k < 0.42:
-            out.append(f"Epoch 2:  7%|▋         | 137/2000 [00:{i % 60:02d}<03:10, 139.{i % 10}it/s, loss=0.137]")
+            out.append(
+                f"Epoch 2:  7%|▋         | 137/2000 [00:{i % 60:02d}<03:10, 139.{i % 10}it/s, loss=0.137]"
+            )
         elif k < 0.5:
             bars = "".join(
                 f"\rEpoch {rng.randint(0, 9)}: {p:3d}%|{'█' * (p // 10):10s}| {p * 37}/3700 "
@@ -160,7 +162,9 @@ def main() -> None:
             gruns.append(grep_baseline(path, tmp))
             sruns.append(scan(path))
         gsecs, glines = min(gruns)
-        print(f"baseline grep -c -i -F -f keywords: {gsecs:.2f} s, {real_mb / gsecs:.0f} MB/s, {glines} lines")
+        print(
+            f"baseline grep -c -i -F -f keywords: {gsecs:.2f} s, {real_mb / gsecs:.0f} MB/s, {glines} lines"
+        )
 
         secs, cats, cand, kind = min(sruns)
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -104,6 +104,11 @@ def register(app: typer.Typer) -> None:
         """Read a crash log (a file, or stdin), name the root cause and give the fix."""
         raise typer.Exit(
             run_explain(
-                file, json_out=json_out, with_doctor=with_doctor, snapshot=snapshot, matrix=matrix, context=context
+                file,
+                json_out=json_out,
+                with_doctor=with_doctor,
+                snapshot=snapshot,
+                matrix=matrix,
+                context=context,
             )
         )

@@ -107,7 +107,7 @@ class Diagnosis:
 
 
 def status_of(diags: Iterable[Diagnosis]) -> str:
-    """"diagnosed" when a root cause is named, "inconclusive" for suspects only, else "nothing-found"."""
+    """ "diagnosed" when a root cause is named, "inconclusive" for suspects only, else "nothing-found"."""
     ds = list(diags)
     if not ds:
         return "nothing-found"

@@ -471,7 +471,11 @@ def _deaths(rows: Any, ids: set[str], problems: list[str]) -> tuple[Death, ...]:
         if set(row) - _DEATH_KEYS:
             problems.append(f"{where}: unknown keys {sorted(set(row) - _DEATH_KEYS)}")
         kws = row.get("keywords")
-        if not isinstance(kws, list) or not kws or not all(isinstance(k, str) and k and k == k.lower() for k in kws):
+        if (
+            not isinstance(kws, list)
+            or not kws
+            or not all(isinstance(k, str) and k and k == k.lower() for k in kws)
+        ):
             problems.append(f"{where}: 'keywords' must be a non-empty list of lower-case strings")
             kws = []
         regex: re.Pattern[str] | None = None
@@ -510,7 +514,15 @@ def _deaths(rows: Any, ids: set[str], problems: list[str]) -> tuple[Death, ...]:
 # ------------------------------------------------------------------ matrix/error_codes.yaml
 
 CODES_FILE = "error_codes.yaml"
-ENUMS = ("cudaError_t", "CUresult", "cudnnStatus_t", "cublasStatus_t", "ncclResult_t", "nvmlReturn_t", "absl::StatusCode")
+ENUMS = (
+    "cudaError_t",
+    "CUresult",
+    "cudnnStatus_t",
+    "cublasStatus_t",
+    "ncclResult_t",
+    "nvmlReturn_t",
+    "absl::StatusCode",
+)
 _CODE_KEYS = {"enum", "name", "value", "category", "confidence", "meaning", "message", "source", "header"}
 
 
@@ -594,7 +606,11 @@ def _codes(doc: Any) -> tuple[list[Signature], dict[int, Signature], list[str]]:
         if enum == "nvmlReturn_t" and str(name).startswith("NVML_ERROR_"):
             kws.append("nvmlerror_")
         if enum == "absl::StatusCode":
-            kws = ["resource_exhausted:", "resource exhausted:"] if name == "RESOURCE_EXHAUSTED" else ["xlaruntimeerror: "]
+            kws = (
+                ["resource_exhausted:", "resource exhausted:"]
+                if name == "RESOURCE_EXHAUSTED"
+                else ["xlaruntimeerror: "]
+            )
         if msg:
             kws.append(msg.split(" (run with")[0].lower())
         title = None if cat != "gpu_error" else f"{enum} {name}"
@@ -603,7 +619,7 @@ def _codes(doc: Any) -> tuple[list[Signature], dict[int, Signature], list[str]]:
             str(cat),
             tuple(dict.fromkeys(kws)),
             re.compile(_code_pattern(str(enum), str(name), msg), re.IGNORECASE),
-            float(conf),
+            float(row["confidence"]),
             f"{enum} {name} ({value}): " + " ".join(str(row["meaning"]).split()),
             title,
             {"error_code": str(name)},
@@ -612,7 +628,7 @@ def _codes(doc: Any) -> tuple[list[Signature], dict[int, Signature], list[str]]:
         )
         sigs.append(sig)
         if enum == "cudaError_t":
-            by_value[int(value)] = sig
+            by_value[int(row["value"])] = sig
     return sigs, by_value, problems
 
 
@@ -631,7 +647,7 @@ def with_codes(cat: Catalogue, doc: Any) -> Catalogue:
         cat.categories,
         cat.signatures + new,
         cat.extractors,
-        re.compile(trie_pattern(words)),
+        re.compile(trie_pattern(sorted(words))),
         cat.deaths,
         by_value,
     )

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-from collections.abc import Iterator, Mapping
 
 from compat.explain import Diagnosis, Evidence
 from compat.explain.catalogue import Catalogue, Death, Signature, default_catalogue, trie_pattern
@@ -51,8 +51,11 @@ def strip_ansi(text: str) -> str:
 
 # ------------------------------------------------------------------ the byte-level pre-filter
 
+_ac: Any
 try:  # optional: the `fast` extra (a Rust Aho-Corasick); the pure-Python trie regex below is the fallback
-    import ahocorasick_rs as _ac
+    import ahocorasick_rs
+
+    _ac = ahocorasick_rs
 except ImportError:  # pragma: no cover - depends on the environment
     _ac = None
 
@@ -351,10 +354,10 @@ class Scanner:
         if self.cat.codes_by_value and ("error" in low):
             cm = CODE_VALUE_RE.search(line)
             if cm is not None:
-                sig = self.cat.codes_by_value.get(int(cm.group("a") or cm.group("b") or cm.group("c")))
-                if sig is not None and sig.category is not None:
+                csig = self.cat.codes_by_value.get(int(cm.group("a") or cm.group("b") or cm.group("c")))
+                if csig is not None and csig.category is not None:
                     matched = True
-                    ev = self._record(sig, dict(sig.set_facts), line, lineno)
+                    ev = self._record(csig, dict(csig.set_facts), line, lineno)
                     if ev is not None:
                         new.append(ev)
         if not matched:

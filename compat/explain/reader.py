@@ -158,7 +158,11 @@ def iter_log_bytes(path: str | None) -> Iterator[bytes]:
     try:
         first = read()
         head = first[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
-        if head.startswith(b"{") and b'"cells"' in first and (b'"nbformat"' in first or b'"outputs"' in first):
+        if (
+            head.startswith(b"{")
+            and b'"cells"' in first
+            and (b'"nbformat"' in first or b'"outputs"' in first)
+        ):
             parts = [first]
             size = len(first)
             while size <= NOTEBOOK_MAX:

@@ -42,7 +42,11 @@ def test_json_contract(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-
 def test_nothing_recognised(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-def]
     path = _write(tmp_path, "step 1 loss 2.3\nstep 2 loss 2.1\n")
     r = run("explain", "--json", path)
-    assert r.code == 0 and json.loads(r.out) == {"schema_version": 1, "status": "nothing-found", "diagnoses": []}
+    assert r.code == 0 and json.loads(r.out) == {
+        "schema_version": 1,
+        "status": "nothing-found",
+        "diagnoses": [],
+    }
     r = run("explain", path)
     assert r.code == 0
     assert "no known failure signature" in r.out and "compat doctor" in r.out

@@ -65,12 +65,30 @@ def test_error_code_validation_reports_problems() -> None:
     [
         ("RuntimeError: CUDA error: cudaErrorInsufficientDriver", "driver_too_old"),
         ("jax: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected", "no_gpu_visible"),
-        ("pynvml.NVMLError_LibRmVersionMismatch: RM has detected an NVML/RM version mismatch.", "nvml_mismatch"),
-        ("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`", "gpu_oom"),
-        ("torch.distributed.DistBackendError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)", "nccl_distributed"),
-        ("RuntimeError: cuda runtime error (2) : out of memory at /pytorch/aten/src/THC/THCCachingHostAllocator.cpp:265", "gpu_oom"),
-        ("CUDA error 217 at ggml-cuda.cu:6292: peer access is not supported between these two devices", "nccl_distributed"),
-        ("RuntimeError: CUDA error: the launch timed out and was terminated cudaErrorLaunchTimeout", "gpu_error"),
+        (
+            "pynvml.NVMLError_LibRmVersionMismatch: RM has detected an NVML/RM version mismatch.",
+            "nvml_mismatch",
+        ),
+        (
+            "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`",
+            "gpu_oom",
+        ),
+        (
+            "torch.distributed.DistBackendError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)",
+            "nccl_distributed",
+        ),
+        (
+            "RuntimeError: cuda runtime error (2) : out of memory at /pytorch/aten/src/THC/THCCachingHostAllocator.cpp:265",
+            "gpu_oom",
+        ),
+        (
+            "CUDA error 217 at ggml-cuda.cu:6292: peer access is not supported between these two devices",
+            "nccl_distributed",
+        ),
+        (
+            "RuntimeError: CUDA error: the launch timed out and was terminated cudaErrorLaunchTimeout",
+            "gpu_error",
+        ),
     ],
 )
 def test_codes_in_messages_name_a_category(catalogue: Catalogue, line: str, category: str) -> None:
@@ -157,7 +175,14 @@ def test_doctor_xid_names_the_gpu_and_latest_event_wins(catalogue: Catalogue) ->
         "health": {
             "status": "ok",
             "oom": [{"time": "2026-11-23T09:00:00", "pid": 1, "process": "python"}],
-            "xid": [{"time": "2026-11-23T10:00:00", "code": 79, "pci": "0000:3b:00", "message": "GPU has fallen off the bus."}],
+            "xid": [
+                {
+                    "time": "2026-11-23T10:00:00",
+                    "code": 79,
+                    "pci": "0000:3b:00",
+                    "message": "GPU has fallen off the bus.",
+                }
+            ],
         }
     }
     d = settle_suspects(_died(catalogue), probes)
@@ -175,7 +200,11 @@ def test_doctor_with_a_clean_kernel_log_moves_the_native_crash_up(catalogue: Cat
     d = settle_suspects(_died(catalogue), {"health": {"status": "ok", "oom": [], "xid": []}})
     assert d[0].category == "segfault" and all("no OOM kill" in x.facts["doctor"] for x in d)
     # no kernel log read (no probe data): the answer stays as the log alone gave it
-    assert [x.category for x in settle_suspects(_died(catalogue), {})] == ["host_oom", "segfault", "hardware_xid"]
+    assert [x.category for x in settle_suspects(_died(catalogue), {})] == [
+        "host_oom",
+        "segfault",
+        "hardware_xid",
+    ]
 
 
 # ------------------------------------------------------------------ keyword hygiene, line numbers, context
@@ -183,7 +212,8 @@ def test_doctor_with_a_clean_kernel_log_moves_the_native_crash_up(catalogue: Cat
 
 def test_step_counters_are_not_exit_codes(catalogue: Catalogue) -> None:
     noise = "".join(
-        f"Epoch 1: 137/2000 [00:{i:02d}<01:00] loss=0.{i}139 step 139 137it/s code 13{i % 10}x\n" for i in range(50)
+        f"Epoch 1: 137/2000 [00:{i:02d}<01:00] loss=0.{i}139 step 139 137it/s code 13{i % 10}x\n"
+        for i in range(50)
     )
     assert _scan(catalogue, noise).diagnoses() == []
     d = _scan(catalogue, noise + "Process finished with exit code 137\n").diagnoses()
@@ -200,7 +230,11 @@ def test_line_numbers_and_context_across_blocks(catalogue: Catalogue) -> None:
             s.feed_block(text[:cut])
         s.feed_block(text[cut:])
         ev = s.diagnoses()[0].evidence_at[0]
-        assert (ev.line, ev.before, ev.after) == (10, ("step 8 loss 0.1", "step 9 loss 0.1"), ("after 1", "after 2")), cut
+        assert (ev.line, ev.before, ev.after) == (
+            10,
+            ("step 8 loss 0.1", "step 9 loss 0.1"),
+            ("after 1", "after 2"),
+        ), cut
 
 
 def test_prefilter_pure_python_fallback_agrees(catalogue: Catalogue) -> None:
@@ -224,7 +258,12 @@ def test_cli_context_and_status(tmp_path: Path, run) -> None:  # type: ignore[no
     assert r.code == 0, r.err
     doc = json.loads(r.out)
     ev = doc["diagnoses"][0]["evidence_lines"][0]
-    assert doc["status"] == "diagnosed" and ev == {"line": 3, "text": ev["text"], "before": ["b"], "after": ["c"]}
+    assert doc["status"] == "diagnosed" and ev == {
+        "line": 3,
+        "text": ev["text"],
+        "before": ["b"],
+        "after": ["c"],
+    }
     r = run("explain", "--context", "1", str(p))
     assert r.code == 0 and "     3 │ RuntimeError" in r.out and "     2 │ b" in r.out
     r = run("explain", "--context", "-1", str(p))
