@@ -268,3 +268,16 @@ def test_cli_context_and_status(tmp_path: Path, run) -> None:  # type: ignore[no
     assert r.code == 0 and "     3 │ RuntimeError" in r.out and "     2 │ b" in r.out
     r = run("explain", "--context", "-1", str(p))
     assert r.code == 2
+
+
+def test_with_doctor_facts_through_the_public_api() -> None:
+    from compat.explain import diagnose_text
+    from compat.facts import Facts
+
+    probes = {"health": {"status": "ok", "oom": [{"time": "t1", "pid": 7, "process": "python"}], "xid": []}}
+    d = diagnose_text(
+        "The kernel appears to have died. It will restart automatically.\n",
+        facts=Facts(values={}, probes=probes),
+    )
+    assert d[0].category == "host_oom" and not d[0].suspected and status_of(d) == "diagnosed"
+    assert "pid 7" in d[0].facts["doctor"] and d[0].facts.get("cross_check")
