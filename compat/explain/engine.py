@@ -209,45 +209,58 @@ class Scanner:
         self.bytes += len(raw)
         if _count:
             self.chars += len(raw)
-        if self._carry:
+        cut = len(raw) - 1 if final else max(raw.rfind(b"\n"), raw.rfind(b"\r"))
+        if cut < 0:  # no line break in the whole chunk
             raw = self._carry + raw
             self._carry = b""
-        if not final:
-            cut = max(raw.rfind(b"\n"), raw.rfind(b"\r"))
-            if cut < 0:
-                if len(raw) <= MAX_CARRY:
-                    self._carry = raw
-                    return
-                self._carry = raw[-CARRY_TAIL:]
-                raw = raw[:-CARRY_TAIL]
-            elif cut < len(raw) - 1:
-                self._carry = raw[cut + 1 :]
-                raw = raw[: cut + 1]
-        self._scan(raw)
+            if len(raw) <= MAX_CARRY:
+                self._carry = raw
+                return
+            self._carry = raw[-CARRY_TAIL:]
+            self._scan(raw, 0, len(raw) - CARRY_TAIL)
+            return
+        start = 0
+        if self._carry:
+            # complete the line cut at the end of the last chunk, without copying this chunk
+            nl = raw.find(b"\n", 0, cut + 1)
+            first = cut if nl < 0 else nl
+            head = self._carry + raw[: first + 1]
+            self._carry = b""
+            self._scan(head, 0, len(head))
+            start = first + 1
+        if start <= cut:
+            self._scan(raw, start, cut + 1)
+        if cut < len(raw) - 1:
+            self._carry = raw[cut + 1 :]
 
     def close(self) -> None:
         if self._carry:
             carry, self._carry = self._carry, b""
-            self._scan(carry)
+            self._scan(carry, 0, len(carry))
 
-    def _scan(self, body: bytes) -> None:
-        if b"\x1b" in body:
-            body = ANSI_RE_B.sub(b"", body)
+    def _scan(self, body: bytes, a: int, b: int) -> None:
+        """Scan body[a:b] (whole lines) without copying it: offsets bound every search."""
+        if body.find(b"\x1b", a, b) >= 0:
+            body = ANSI_RE_B.sub(b"", body[a:b])
+            a, b = 0, len(body)
         n = self.context_lines
         if n and self._pending:
-            self._fill_after(body, 0)
+            self._fill_after(body, a, b)
         low = body.lower()
+        view = memoryview(low)[a:b] if (a, b) != (0, len(low)) else low
         base = self.lines
-        counted, counted_pos = 0, 0
+        counted, counted_pos = 0, a
         done = -1
-        for s in self.prefilter.starts(low):
+        for s0 in self.prefilter.starts(view):
+            s = s0 + a
             if s < done:
                 continue
-            nl = low.rfind(b"\n", 0, s)
-            ls = max(nl, low.rfind(b"\r", nl + 1, s)) + 1
-            e_n = low.find(b"\n", s)
+            nl = low.rfind(b"\n", a, s)
+            ls = max(nl, low.rfind(b"\r", max(nl + 1, a), s)) + 1
+            ls = max(ls, a)
+            e_n = low.find(b"\n", s, b)
             if e_n < 0:
-                e_n = len(low)
+                e_n = b
             e_r = low.find(b"\r", s, e_n)
             le = e_n if e_r < 0 else e_r
             if le - ls > MAX_LINE:
@@ -258,14 +271,14 @@ class Scanner:
             counted_pos = ls
             new = self._match(body[ls:le].decode("utf-8", errors="replace"), base + counted + 1)
             if n and new:
-                before = self._lines_before(body, ls, n)
+                before = self._lines_before(body, a, ls, n)
                 for ev in new:
                     ev.before = before
                     self._pending.append((ev, n))
-                self._fill_after(body, e_n + 1 if e_n < len(body) else len(body))
-        self.lines = base + body.count(b"\n")
+                self._fill_after(body, min(e_n + 1, b), b)
+        self.lines = base + low.count(b"\n", a, b)
         if n:
-            for ln in self._tail_lines(body, n):
+            for ln in self._tail_lines(body, a, b, n):
                 self._prev.append(ln)
 
     # ------------------------------------------------------------------ --context
@@ -274,38 +287,37 @@ class Scanner:
     def _decode(b: bytes) -> str:
         return _clip(strip_ansi(b.decode("utf-8", errors="replace")).rstrip("\r"))
 
-    def _lines_before(self, body: bytes, ls: int, n: int) -> list[str]:
-        # the start of the evidence line's \n-line, then up to n lines before it
-        start = body.rfind(b"\n", 0, ls) + 1
+    def _lines_before(self, body: bytes, a: int, ls: int, n: int) -> list[str]:
+        # the start of the evidence line's \n-line, then up to n lines before it (earlier chunks: _prev)
+        pos = max(a, body.rfind(b"\n", a, ls) + 1)
         out: list[str] = []
-        pos = start
-        while len(out) < n and pos > 0:
-            prev = body.rfind(b"\n", 0, pos - 1) + 1
+        while len(out) < n and pos > a:
+            prev = max(a, body.rfind(b"\n", a, pos - 1) + 1)
             out.append(self._decode(body[prev : pos - 1]))
             pos = prev
-        if len(out) < n and pos == 0:
+        if len(out) < n and pos == a:
             out.extend(reversed(list(self._prev)[-(n - len(out)) :]))
         return list(reversed(out))
 
-    def _tail_lines(self, body: bytes, n: int) -> list[str]:
-        end = len(body) - 1 if body.endswith(b"\n") else len(body)
+    def _tail_lines(self, body: bytes, a: int, b: int, n: int) -> list[str]:
+        end = b - 1 if b > a and body[b - 1 : b] == b"\n" else b
         out: list[str] = []
         pos = end
-        while len(out) < n and pos > 0:
-            prev = body.rfind(b"\n", 0, pos) + 1
+        while len(out) < n and pos > a:
+            prev = max(a, body.rfind(b"\n", a, pos) + 1)
             out.append(self._decode(body[prev:pos]))
             pos = prev - 1
         return list(reversed(out))
 
-    def _fill_after(self, body: bytes, pos: int) -> None:
-        """Give pending evidence the lines from `pos` on (after the evidence line)."""
+    def _fill_after(self, body: bytes, pos: int, b: int) -> None:
+        """Give pending evidence the lines from `pos` on (after the evidence line), up to `b`."""
         still: list[tuple[_Ev, int]] = []
         for ev, want in self._pending:
             p = pos
-            while want > 0 and p < len(body):
-                e = body.find(b"\n", p)
+            while want > 0 and p < b:
+                e = body.find(b"\n", p, b)
                 if e < 0:
-                    e = len(body)
+                    e = b
                 ev.after.append(self._decode(body[p:e]))
                 want -= 1
                 p = e + 1
