@@ -76,7 +76,7 @@ class Prefilter:
         # latin-1 maps each byte to one character and back, so the str trie becomes a bytes regex
         self._re = re.compile(trie_pattern([w.decode("latin-1") for w in raw]).encode("latin-1"))
 
-    def starts(self, low: bytes) -> Iterator[int]:
+    def starts(self, low: bytes | memoryview) -> Iterator[int]:
         if self._ac is not None:
             for _, s, _ in self._ac.find_matches_as_indexes(low):
                 yield s
