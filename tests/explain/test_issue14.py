@@ -281,3 +281,24 @@ def test_with_doctor_facts_through_the_public_api() -> None:
     )
     assert d[0].category == "host_oom" and not d[0].suspected and status_of(d) == "diagnosed"
     assert "pid 7" in d[0].facts["doctor"] and d[0].facts.get("cross_check")
+
+
+def test_chunking_never_changes_the_answer_or_line_numbers(catalogue: Catalogue) -> None:
+    import random
+
+    from tests.explain.helpers import cases
+
+    text = "\r\n".join(c["log"] for c in cases()[:60]).encode("utf-8")
+    one = Scanner(catalogue)
+    one.feed_bytes(text, final=True)
+    want = [(d.category, tuple(e.line for e in d.evidence_at)) for d in one.diagnoses()]
+    rng = random.Random(14)
+    for _ in range(5):
+        s = Scanner(catalogue)
+        pos = 0
+        while pos < len(text):
+            step = rng.choice([1, 7, 100, 4096, 50_000])
+            s.feed_bytes(text[pos : pos + step])
+            pos += step
+        assert [(d.category, tuple(e.line for e in d.evidence_at)) for d in s.diagnoses()] == want
+    assert want and one.lines == text.count(b"\n")
