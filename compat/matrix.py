@@ -904,6 +904,7 @@ EXTRA_VALIDATORS: dict[str, str] = {
     "signatures.yaml": "compat.explain.catalogue:validate_document",
     "images.yaml": "compat.dockerfile.images:validate_document",
     "xid.yaml": "compat.probes.health:validate_document",
+    "error_codes.yaml": "compat.explain.catalogue:validate_codes",
 }
 
 

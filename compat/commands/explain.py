@@ -24,12 +24,18 @@ def _machine_facts() -> tuple[Any, str]:
 
 
 def run_explain(
-    file: Optional[str], *, json_out: bool, with_doctor: bool, snapshot: Optional[str], matrix: Optional[str]
+    file: Optional[str],
+    *,
+    json_out: bool,
+    with_doctor: bool,
+    snapshot: Optional[str],
+    matrix: Optional[str],
+    context: int = 0,
 ) -> int:
     from compat.cli import matrix_dir
     from compat.explain.catalogue import catalogue_from_file, default_catalogue
     from compat.explain.engine import Scanner, finish
-    from compat.explain.reader import iter_log
+    from compat.explain.reader import iter_log_bytes
     from compat.matrix import get_matrix, resolve_matrix_dir
     from compat.render import dumps
 
@@ -52,9 +58,11 @@ def run_explain(
         facts = load_snapshot(snapshot)
     elif with_doctor:
         facts, _ = _machine_facts()
-    scanner = Scanner(catalogue)
-    for block in iter_log(file):
-        scanner.feed_block(block)
+    if context < 0:
+        raise InputError("--context must be 0 or more")
+    scanner = Scanner(catalogue, context=context)
+    for block in iter_log_bytes(file):
+        scanner.feed_bytes(block)
     scanner.close()
     if facts is not None and m is None:
         from dataclasses import replace
@@ -64,7 +72,9 @@ def run_explain(
     else:
         diags = finish(scanner, facts, m)
     if json_out:
-        sys.stdout.write(dumps({"schema_version": 1, "diagnoses": [d.to_json() for d in diags]}) + "\n")
+        from compat.explain import explain_document
+
+        sys.stdout.write(dumps(explain_document(diags)) + "\n")
     else:
         from compat.explain.render import render
 
@@ -87,8 +97,18 @@ def register(app: typer.Typer) -> None:
             None, "--snapshot", metavar="FILE", help="Cross-check against a saved snapshot (compat doctor)."
         ),
         matrix: Optional[str] = MATRIX_OPT,
+        context: int = typer.Option(
+            0, "--context", metavar="N", help="Show N log lines before and after each evidence line (max 20)."
+        ),
     ) -> None:
         """Read a crash log (a file, or stdin), name the root cause and give the fix."""
         raise typer.Exit(
-            run_explain(file, json_out=json_out, with_doctor=with_doctor, snapshot=snapshot, matrix=matrix)
+            run_explain(
+                file,
+                json_out=json_out,
+                with_doctor=with_doctor,
+                snapshot=snapshot,
+                matrix=matrix,
+                context=context,
+            )
         )

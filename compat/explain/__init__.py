@@ -22,7 +22,17 @@ if TYPE_CHECKING:
     from compat.facts import Facts
     from compat.matrix import Matrix
 
-__all__ = ["CATEGORIES", "Diagnosis", "Fix", "diagnose_lines", "diagnose_text"]
+__all__ = [
+    "CATEGORIES",
+    "STATUSES",
+    "Diagnosis",
+    "Evidence",
+    "Fix",
+    "diagnose_lines",
+    "diagnose_text",
+    "explain_document",
+    "status_of",
+]
 
 CATEGORIES = (
     "driver_too_old",
@@ -39,7 +49,24 @@ CATEGORIES = (
     "no_gpu_visible",
     "nvml_mismatch",
     "segfault",
+    "gpu_error",
 )
+
+STATUSES = ("diagnosed", "inconclusive", "nothing-found")
+"""The JSON "status" of an explain run: a named root cause, ranked suspects only, or no failure signature."""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One evidence line with its 1-based line number in the log and up to --context lines around it."""
+
+    line: int
+    text: str
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"line": self.line, "text": self.text, "before": list(self.before), "after": list(self.after)}
 
 
 @dataclass(frozen=True)
@@ -57,6 +84,12 @@ class Diagnosis:
     facts: Mapping[str, Any] = field(default_factory=dict)
     """Facts the log revealed (driver_cuda, cudnn_built, requested, xid, ...), and cross-check results."""
     fixes: tuple[Fix, ...] = ()
+    confirm: Fix | None = None
+    """The command that confirms (or rules out) this cause on the machine that failed."""
+    evidence_at: tuple[Evidence, ...] = ()
+    """The evidence with line numbers (and context lines when asked for)."""
+    suspected: bool = False
+    """True for a ranked suspect of an inconclusive answer (a death with no named cause)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -67,7 +100,26 @@ class Diagnosis:
             "explanation": self.explanation,
             "facts": {k: self.facts[k] for k in sorted(self.facts)},
             "fixes": [f.to_json() for f in self.fixes],
+            "confirm": self.confirm.to_json() if self.confirm else None,
+            "evidence_lines": [e.to_json() for e in self.evidence_at],
+            "suspected": self.suspected,
         }
+
+
+def status_of(diags: Iterable[Diagnosis]) -> str:
+    """ "diagnosed" when a root cause is named, "inconclusive" for suspects only, else "nothing-found"."""
+    ds = list(diags)
+    if not ds:
+        return "nothing-found"
+    if ds[0].suspected or ds[0].confidence < 0.4:
+        return "inconclusive"
+    return "diagnosed"
+
+
+def explain_document(diags: Iterable[Diagnosis]) -> dict[str, Any]:
+    """The JSON document of `compat explain --json`."""
+    ds = list(diags)
+    return {"schema_version": 1, "status": status_of(ds), "diagnoses": [d.to_json() for d in ds]}
 
 
 def diagnose_lines(

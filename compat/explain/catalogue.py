@@ -30,7 +30,9 @@ CATEGORIES = (
     "no_gpu_visible",
     "nvml_mismatch",
     "segfault",
+    "gpu_error",
 )
+"""gpu_error is "other GPU error": a documented CUDA/cuDNN/cuBLAS/NCCL/NVML code that names no root cause."""
 
 # Facts a signature may extract (named regex groups) or set; documented in the JSON "facts" of a diagnosis.
 FACT_NAMES = frozenset(
@@ -70,6 +72,8 @@ FACT_NAMES = frozenset(
         "timeout_ms",
         "stuck_s",
         "assertion",
+        "error_code",
+        "cuda_required",
     }
 )
 
@@ -131,6 +135,20 @@ class Category:
     """Lower is closer to the root cause (a driver problem explains a missing GPU, not the reverse)."""
     suppresses: frozenset[str]
     fixes: tuple[Fix, ...]
+    confirm: Fix | None = None
+    """The command that confirms (or rules out) this cause on the machine that failed."""
+
+
+@dataclass(frozen=True)
+class Death:
+    """A line that shows a process died without naming why; its suspects are ranked, most likely first."""
+
+    id: str
+    keywords: tuple[str, ...]
+    regex: re.Pattern[str]
+    suspects: tuple[str, ...]
+    meaning: str
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -180,10 +198,20 @@ class Catalogue:
     extractors: tuple[Signature, ...]
     prefilter: re.Pattern[str]
     """One regex of every keyword: a line is only matched against signatures if this finds something."""
+    deaths: tuple[Death, ...] = ()
+    codes_by_value: Mapping[int, Signature] = field(default_factory=dict)
+    """cudaError_t value -> its error-code signature ("cuda runtime error (N)", "CUDA error N")."""
 
     @property
     def all_rows(self) -> tuple[Signature, ...]:
         return self.signatures + self.extractors
+
+    @property
+    def keywords(self) -> frozenset[str]:
+        """Every keyword of every row (signatures, extractors, deaths): the byte-level pre-filter's words."""
+        return frozenset(
+            [k for s in self.all_rows for k in s.keywords] + [k for d in self.deaths for k in d.keywords]
+        )
 
 
 # ------------------------------------------------------------------ validation
@@ -235,7 +263,10 @@ def _category(name: str, row: Any, problems: list[str]) -> Category | None:
     fixes = _fixes(row.get("fixes"), where, problems)
     if not fixes:
         problems.append(f"{where}: needs at least one fix")
-    unknown = set(row) - {"title", "explanation", "rank", "suppresses", "fixes"}
+    confirm = _fixes([row["confirm"]], f"{where}.confirm", problems) if "confirm" in row else ()
+    if confirm and not confirm[0].command:
+        problems.append(f"{where}: 'confirm' needs a command")
+    unknown = set(row) - {"title", "explanation", "rank", "suppresses", "fixes", "confirm"}
     if unknown:
         problems.append(f"{where}: unknown keys {sorted(unknown)}")
     return Category(
@@ -245,6 +276,7 @@ def _category(name: str, row: Any, problems: list[str]) -> Category | None:
         rank,
         frozenset(sup),
         fixes,
+        confirm[0] if confirm else None,
     )
 
 
@@ -370,7 +402,7 @@ def _build(doc: Any) -> tuple[Catalogue | None, list[str]]:
     else:
         problems.append("missing 'updated: YYYY-MM-DD'")
         updated = "unknown"
-    unknown = set(doc) - {"updated", "categories", "signatures", "extractors"}
+    unknown = set(doc) - {"updated", "categories", "signatures", "extractors", "deaths"}
     if unknown:
         problems.append(f"unknown top-level keys {sorted(unknown)}")
     cats_raw = doc.get("categories")
@@ -405,13 +437,220 @@ def _build(doc: Any) -> tuple[Catalogue | None, list[str]]:
                 continue
             ids.add(s.id)
             target.append(s)
+    deaths = _deaths(doc.get("deaths", []), ids, problems)
     for name in CATEGORIES:
         if cats_raw and not any(s.category == name for s in sigs) and name in cats:
             problems.append(f"categories.{name}: no signature uses this category")
     if problems:
         return None, problems
-    prefilter = re.compile(trie_pattern({k for s in sigs + extractors for k in s.keywords}))
-    return Catalogue(updated, cats, tuple(sigs), tuple(extractors), prefilter), []
+    words = {k for s in sigs + extractors for k in s.keywords} | {k for d in deaths for k in d.keywords}
+    prefilter = re.compile(trie_pattern(words))
+    return Catalogue(updated, cats, tuple(sigs), tuple(extractors), prefilter, deaths), []
+
+
+_DEATH_KEYS = {"id", "keywords", "pattern", "suspects", "meaning", "examples", "source"}
+
+
+def _deaths(rows: Any, ids: set[str], problems: list[str]) -> tuple[Death, ...]:
+    """The `deaths:` section: lines that show a death without naming its cause, with ranked suspects."""
+    if not isinstance(rows, list):
+        problems.append("'deaths' must be a list")
+        return ()
+    out: list[Death] = []
+    for i, row in enumerate(rows):
+        where = f"deaths[{i}]"
+        if not isinstance(row, dict):
+            problems.append(f"{where}: must be a mapping")
+            continue
+        n0 = len(problems)
+        did = row.get("id")
+        if not isinstance(did, str) or not re.match(r"^[a-z0-9][a-z0-9.-]*$", did) or did in ids:
+            problems.append(f"{where}: 'id' must be a new lower-case slug, got {did!r}")
+            did = "?"
+        where = f"{where} ({did})"
+        if set(row) - _DEATH_KEYS:
+            problems.append(f"{where}: unknown keys {sorted(set(row) - _DEATH_KEYS)}")
+        kws = row.get("keywords")
+        if (
+            not isinstance(kws, list)
+            or not kws
+            or not all(isinstance(k, str) and k and k == k.lower() for k in kws)
+        ):
+            problems.append(f"{where}: 'keywords' must be a non-empty list of lower-case strings")
+            kws = []
+        regex: re.Pattern[str] | None = None
+        try:
+            regex = re.compile(str(row.get("pattern") or ""), re.IGNORECASE) if row.get("pattern") else None
+        except re.error as exc:
+            problems.append(f"{where}: pattern does not compile: {exc}")
+        if regex is None and not any(p.startswith(where) and "compile" in p for p in problems[n0:]):
+            problems.append(f"{where}: missing 'pattern'")
+        sus = row.get("suspects")
+        if not isinstance(sus, list) or not sus or any(x not in CATEGORIES for x in sus):
+            problems.append(f"{where}: 'suspects' must list known categories, most likely first")
+            sus = []
+        meaning = row.get("meaning")
+        if not isinstance(meaning, str) or not meaning.strip():
+            problems.append(f"{where}: missing 'meaning'")
+        src = row.get("source")
+        if not isinstance(src, str) or not src.startswith(("http://", "https://")):
+            problems.append(f"{where}: missing 'source' URL")
+        examples = row.get("examples")
+        if not isinstance(examples, list) or not examples:
+            problems.append(f"{where}: 'examples' must be a non-empty list of real log lines")
+            examples = []
+        for e in examples:
+            if regex is not None and (not isinstance(e, str) or regex.search(e) is None):
+                problems.append(f"{where}: example {str(e)[:60]!r} does not match the pattern")
+            elif kws and not any(k in str(e).lower() for k in kws):
+                problems.append(f"{where}: example {str(e)[:60]!r} contains none of the keywords")
+        if len(problems) > n0 or regex is None:
+            continue
+        ids.add(did)
+        out.append(Death(did, tuple(kws), regex, tuple(sus), " ".join(str(meaning).split()), str(src)))
+    return tuple(out)
+
+
+# ------------------------------------------------------------------ matrix/error_codes.yaml
+
+CODES_FILE = "error_codes.yaml"
+ENUMS = (
+    "cudaError_t",
+    "CUresult",
+    "cudnnStatus_t",
+    "cublasStatus_t",
+    "ncclResult_t",
+    "nvmlReturn_t",
+    "absl::StatusCode",
+)
+_CODE_KEYS = {"enum", "name", "value", "category", "confidence", "meaning", "message", "source", "header"}
+
+
+_FAMILY_KEYWORD = {
+    "cudaError_t": "cudaerror",
+    "CUresult": "cuda_error_",
+    "cudnnStatus_t": "cudnn_status_",
+    "cublasStatus_t": "cublas_status_",
+    "nvmlReturn_t": "nvml_error_",
+}
+
+
+def validate_codes(doc: Any) -> list[str]:
+    """Every problem in an error_codes.yaml document (registered in compat.matrix.EXTRA_VALIDATORS)."""
+    return _codes(doc)[2]
+
+
+def _code_pattern(enum: str, name: str, message: str | None) -> str:
+    names = [re.escape(name)]
+    if enum == "nvmlReturn_t" and name.startswith("NVML_ERROR_"):
+        # pynvml raises NVMLError_<CamelCase> (NVMLError_LibRmVersionMismatch)
+        names.append("NVMLError_" + "".join(w.capitalize() for w in name[len("NVML_ERROR_") :].split("_")))
+    if enum == "absl::StatusCode":
+        # XLA/TF print the status as "CODE: message" ("RESOURCE_EXHAUSTED: Out of memory ...") and older
+        # TensorFlow as "Resource exhausted: ..."; only RESOURCE_EXHAUSTED is read outside an XlaRuntimeError.
+        spaced = re.escape(name.replace("_", " ").capitalize())
+        if name == "RESOURCE_EXHAUSTED":
+            return rf"\b(?:{names[0]}|{spaced}):"
+        return rf"XlaRuntimeError: (?:{names[0]}|{spaced})\b"
+    alt = "|".join(names)
+    if message:
+        alt += "|" + re.escape(message.split(" (run with")[0])
+    return rf"(?<![A-Za-z0-9_])(?:{alt})(?![A-Za-z0-9_])"
+
+
+def _codes(doc: Any) -> tuple[list[Signature], dict[int, Signature], list[str]]:
+    problems: list[str] = []
+    sigs: list[Signature] = []
+    by_value: dict[int, Signature] = {}
+    if not isinstance(doc, dict) or not isinstance(doc.get("codes"), list) or not doc["codes"]:
+        return [], {}, ["the document must be a mapping with 'updated' and a non-empty 'codes' list"]
+    seen: set[tuple[str, str]] = set()
+    for i, row in enumerate(doc["codes"]):
+        where = f"codes[{i}]"
+        if not isinstance(row, dict):
+            problems.append(f"{where}: must be a mapping")
+            continue
+        n0 = len(problems)
+        enum, name, value = row.get("enum"), row.get("name"), row.get("value")
+        where = f"{where} ({enum} {name})"
+        if set(row) - _CODE_KEYS:
+            problems.append(f"{where}: unknown keys {sorted(set(row) - _CODE_KEYS)}")
+        if enum not in ENUMS:
+            problems.append(f"{where}: 'enum' must be one of {', '.join(ENUMS)}")
+        if not isinstance(name, str) or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
+            problems.append(f"{where}: 'name' must be an identifier")
+        if isinstance(value, bool) or not isinstance(value, int):
+            problems.append(f"{where}: 'value' must be an integer")
+        if (str(enum), str(name)) in seen:
+            problems.append(f"{where}: duplicate")
+        seen.add((str(enum), str(name)))
+        cat = row.get("category")
+        if cat not in CATEGORIES:
+            problems.append(f"{where}: unknown category {cat!r}")
+        conf = row.get("confidence")
+        if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0.0 < float(conf) <= 1.0:
+            problems.append(f"{where}: 'confidence' must be a number in (0, 1]")
+        for key in ("meaning", "source", "header"):
+            if not isinstance(row.get(key), str) or not row[key].strip():
+                problems.append(f"{where}: missing '{key}'")
+        if isinstance(row.get("source"), str) and not row["source"].startswith("https://"):
+            problems.append(f"{where}: 'source' must be a URL")
+        msg = row.get("message")
+        if msg is not None and not isinstance(msg, str):
+            problems.append(f"{where}: 'message' must be a string")
+        if len(problems) > n0:
+            continue
+        # One keyword per family (its common prefix), not one per code: the pre-filter's automaton stays
+        # small (fast), and the few lines holding a prefix are checked against each row's exact name.
+        kws = [_FAMILY_KEYWORD.get(str(enum), str(name).lower())]
+        if enum == "nvmlReturn_t" and str(name).startswith("NVML_ERROR_"):
+            kws.append("nvmlerror_")
+        if enum == "absl::StatusCode":
+            kws = (
+                ["resource_exhausted:", "resource exhausted:"]
+                if name == "RESOURCE_EXHAUSTED"
+                else ["xlaruntimeerror: "]
+            )
+        if msg:
+            kws.append(msg.split(" (run with")[0].lower())
+        title = None if cat != "gpu_error" else f"{enum} {name}"
+        sig = Signature(
+            f"code-{str(enum).replace('::', '-').lower()}-{str(name).lower()}",
+            str(cat),
+            tuple(dict.fromkeys(kws)),
+            re.compile(_code_pattern(str(enum), str(name), msg), re.IGNORECASE),
+            float(row["confidence"]),
+            f"{enum} {name} ({value}): " + " ".join(str(row["meaning"]).split()),
+            title,
+            {"error_code": str(name)},
+            (),
+            str(row["source"]),
+        )
+        sigs.append(sig)
+        if enum == "cudaError_t":
+            by_value[int(row["value"])] = sig
+    return sigs, by_value, problems
+
+
+def with_codes(cat: Catalogue, doc: Any) -> Catalogue:
+    """The catalogue plus one signature per error code of an error_codes.yaml document (lazily loaded)."""
+    if doc is None:
+        return cat
+    sigs, by_value, problems = _codes(doc)
+    if problems:
+        raise MatrixError([f"{CODES_FILE}: {p}" for p in problems])
+    have = {s.id for s in cat.all_rows}
+    new = tuple(s for s in sigs if s.id not in have)
+    words = cat.keywords | {k for s in new for k in s.keywords}
+    return Catalogue(
+        cat.updated,
+        cat.categories,
+        cat.signatures + new,
+        cat.extractors,
+        re.compile(trie_pattern(sorted(words))),
+        cat.deaths,
+        by_value,
+    )
 
 
 def trie_pattern(words: set[str] | list[str]) -> str:
@@ -468,7 +707,7 @@ def default_catalogue(matrix: Any = None) -> Catalogue:
             raise InputError(f"the matrix in {matrix.directory} has no {FILE}")
         key = f"matrix:{matrix.directory}"
         if key not in _CACHE:
-            _CACHE[key] = load_catalogue(doc)
+            _CACHE[key] = with_codes(load_catalogue(doc), matrix.raw.get(CODES_FILE))
         return _CACHE[key]
     from compat.matrix import get_matrix, resolve_matrix_dir
 
@@ -498,5 +737,12 @@ def catalogue_from_file(path: str | Path) -> Catalogue:
         doc = load_yaml(text)  # refuses nesting deep enough to crash libyaml
     except yaml.YAMLError as exc:
         raise InputError(f"{str(p)!r} is not valid YAML: {str(exc).splitlines()[0]}") from None
-    _CACHE[key] = load_catalogue(doc)
+    codes_doc = None
+    codes = p.with_name(CODES_FILE)
+    if codes.is_file():
+        try:
+            codes_doc = load_yaml(codes.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as exc:
+            raise InputError(f"{str(codes)!r} cannot be read: {str(exc).splitlines()[0]}") from None
+    _CACHE[key] = with_codes(load_catalogue(doc), codes_doc)
     return _CACHE[key]

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from compat.explain import Diagnosis
-from compat.explain.catalogue import Catalogue, Signature, default_catalogue
+from compat.explain import Diagnosis, Evidence
+from compat.explain.catalogue import Catalogue, Death, Signature, default_catalogue, trie_pattern
 from compat.findings import Fix
 
 if TYPE_CHECKING:
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 # CSI sequences (colours, cursor moves), OSC sequences (titles, hyperlinks) and two-byte escapes. An OSC
 # without its terminator ends at the line's end: it must not swallow the rest of the log.
 ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n\r]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+ANSI_RE_B = re.compile(ANSI_RE.pattern.encode("ascii"))
 
 MAX_LINE = 4096
 """Longer lines are matched on a window around the keyword (minified JSON, progress bars)."""
@@ -33,8 +35,82 @@ WEAK = 0.6
 """Hits below this confidence are generic messages: they never outrank a specific one."""
 
 
+MAX_CONTEXT = 20
+"""--context N is capped: evidence stays a few lines per diagnosis."""
+CODE_VALUE_RE = re.compile(
+    r"cuda runtime error \((?P<a>\d{1,4})\)|CUDA error (?P<b>\d{1,4})\b|THCudaCheck FAIL .*?error=(?P<c>\d{1,4})\b",
+    re.IGNORECASE,
+)
+"""Numeric CUDA runtime errors ("cuda runtime error (2)", "CUDA error 217 at", THCudaCheck's error=N)."""
+SUSPECT_CONFIDENCE = (0.4, 0.3, 0.2, 0.15)
+
+
 def strip_ansi(text: str) -> str:
     return ANSI_RE.sub("", text) if "\x1b" in text else text
+
+
+# ------------------------------------------------------------------ the byte-level pre-filter
+
+_ac: Any
+try:  # optional: the `fast` extra (a Rust Aho-Corasick); the pure-Python trie regex below is the fallback
+    import ahocorasick_rs
+
+    _ac = ahocorasick_rs
+except ImportError:  # pragma: no cover - depends on the environment
+    _ac = None
+
+
+class Prefilter:
+    """Finds the start of every keyword in lower-cased bytes: Aho-Corasick (ahocorasick_rs) when installed,
+    else one trie-shaped regex over bytes. Keywords are matched as their UTF-8 bytes."""
+
+    def __init__(self, words: frozenset[str], *, pure: bool = False) -> None:
+        raw = sorted({w.encode("utf-8") for w in words if w})
+        self.kind = "regex"
+        self._ac: Any = None
+        if _ac is not None and not pure and raw:
+            self._ac = _ac.BytesAhoCorasick(
+                raw, matchkind=_ac.MatchKind.LeftmostLongest, implementation=_ac.Implementation.DFA
+            )
+            self.kind = "aho-corasick"
+        # latin-1 maps each byte to one character and back, so the str trie becomes a bytes regex
+        self._re = re.compile(trie_pattern([w.decode("latin-1") for w in raw]).encode("latin-1"))
+
+    def starts(self, low: bytes | memoryview) -> Iterator[int]:
+        if self._ac is not None:
+            for _, s, _ in self._ac.find_matches_as_indexes(low):
+                yield s
+        else:
+            for m in self._re.finditer(low):
+                yield m.start()
+
+
+_PREFILTERS: dict[tuple[frozenset[str], bool], Prefilter] = {}
+
+
+def prefilter_for(words: frozenset[str], *, pure: bool = False) -> Prefilter:
+    key = (words, pure)
+    if key not in _PREFILTERS:
+        _PREFILTERS[key] = Prefilter(words, pure=pure)
+    return _PREFILTERS[key]
+
+
+# ------------------------------------------------------------------ state
+
+
+@dataclass
+class _Ev:
+    line: int
+    text: str
+    before: list[str] = field(default_factory=list)
+    after: list[str] = field(default_factory=list)
+
+    def frozen(self) -> Evidence:
+        return Evidence(self.line, self.text, tuple(self.before), tuple(self.after))
+
+
+def _clip(line: str) -> str:
+    return line if len(line) <= MAX_EVIDENCE_LEN else line[: MAX_EVIDENCE_LEN - 1] + "…"
 
 
 @dataclass
@@ -43,50 +119,77 @@ class _Hit:
     first: int
     best: Signature
     sigs: dict[str, Signature] = field(default_factory=dict)
-    head: list[str] = field(default_factory=list)
-    tail: deque[str] = field(default_factory=lambda: deque(maxlen=MAX_EVIDENCE_TAIL))
+    head: list[_Ev] = field(default_factory=list)
+    tail: deque[_Ev] = field(default_factory=lambda: deque(maxlen=MAX_EVIDENCE_TAIL))
     facts: dict[str, str] = field(default_factory=dict)
     count: int = 0
+    last_seq: int = -1
 
-    def add_evidence(self, line: str) -> None:
-        ev = line if len(line) <= MAX_EVIDENCE_LEN else line[: MAX_EVIDENCE_LEN - 1] + "…"
-        if ev in self.head or ev in self.tail:
-            return
+    def add_evidence(self, line: str, lineno: int) -> _Ev | None:
+        ev = _clip(line)
+        if any(e.text == ev for e in self.head) or any(e.text == ev for e in self.tail):
+            return None
+        e = _Ev(lineno, ev)
         if len(self.head) < MAX_EVIDENCE_HEAD:
-            self.head.append(ev)
+            self.head.append(e)
         else:
-            self.tail.append(ev)
+            self.tail.append(e)
+        return e
+
+    @property
+    def evs(self) -> tuple[_Ev, ...]:
+        return tuple(self.head) + tuple(self.tail)
 
     @property
     def evidence(self) -> tuple[str, ...]:
-        return tuple(self.head) + tuple(t for t in self.tail if t not in self.head)
+        return tuple(e.text for e in self.evs)
+
+
+@dataclass
+class _DeathSeen:
+    death: Death
+    first: int
+    ev: _Ev
+    count: int = 0
 
 
 class Scanner:
-    """Feed it a log (blocks or lines); it keeps only bounded state: per-category hits and context facts."""
+    """Feed it a log (bytes, text blocks or lines); it keeps only bounded state: per-category hits, context
+    facts and the deaths it saw. `context` asks for up to N lines before and after each evidence line."""
 
-    def __init__(self, catalogue: Catalogue) -> None:
+    def __init__(self, catalogue: Catalogue, *, context: int = 0, pure: bool = False) -> None:
         self.cat = catalogue
+        self.context_lines = max(0, min(int(context), MAX_CONTEXT))
         self._pf_ci = re.compile(catalogue.prefilter.pattern, re.IGNORECASE)
+        self.prefilter = prefilter_for(catalogue.keywords, pure=pure)
         self._rows_by_kw: dict[str, list[Signature]] = {}
         for sig in catalogue.all_rows:
             for k in sig.keywords:
                 self._rows_by_kw.setdefault(k, []).append(sig)
+        self._deaths_by_kw: dict[str, list[Death]] = {}
+        for d in catalogue.deaths:
+            for k in d.keywords:
+                self._deaths_by_kw.setdefault(k, []).append(d)
         self._order = {sig.id: i for i, sig in enumerate(catalogue.all_rows)}
         # The trie regex finds the longest keyword at a position; shorter keywords that are its prefixes
         # ("pytorch was compiled" in "pytorch was compiled against") come with it.
-        self._closure = {w: [k for k in self._rows_by_kw if w.startswith(k)] for w in self._rows_by_kw}
+        kws = set(self._rows_by_kw) | set(self._deaths_by_kw)
+        self._closure = {w: [k for k in kws if w.startswith(k)] for w in kws}
         self.hits: dict[str, _Hit] = {}
+        self.deaths_seen: dict[str, _DeathSeen] = {}
         self.context: dict[str, str] = {}
         self.lines = 0
         self.chars = 0
+        self.bytes = 0
         self.candidates = 0
         self._seq = 0
-        self._carry = ""
+        self._carry = b""
+        self._prev: deque[str] = deque(maxlen=self.context_lines or 1)
+        self._pending: list[tuple[_Ev, int]] = []
 
     @classmethod
-    def for_matrix(cls, matrix: Matrix | None = None) -> Scanner:
-        return cls(default_catalogue(matrix))
+    def for_matrix(cls, matrix: Matrix | None = None, *, context: int = 0) -> Scanner:
+        return cls(default_catalogue(matrix), context=context)
 
     # ------------------------------------------------------------------ input
 
@@ -99,65 +202,154 @@ class Scanner:
     def feed_block(self, text: str, *, final: bool = False) -> None:
         """A chunk of log text; a line cut at the end of a chunk is completed by the next one."""
         self.chars += len(text)
+        self.feed_bytes(text.encode("utf-8", errors="surrogateescape"), final=final, _count=False)
+
+    def feed_bytes(self, raw: bytes, *, final: bool = False, _count: bool = True) -> None:
+        """A chunk of the log as bytes (undecodable bytes are fine): the fast path of the CLI."""
+        self.bytes += len(raw)
+        if _count:
+            self.chars += len(raw)
+        cut = len(raw) - 1 if final else max(raw.rfind(b"\n"), raw.rfind(b"\r"))
+        if cut < 0:  # no line break in the whole chunk
+            raw = self._carry + raw
+            self._carry = b""
+            if len(raw) <= MAX_CARRY:
+                self._carry = raw
+                return
+            self._carry = raw[-CARRY_TAIL:]
+            self._scan(raw, 0, len(raw) - CARRY_TAIL)
+            return
+        start = 0
         if self._carry:
-            text = self._carry + text
-            self._carry = ""
-        if not final:
-            cut = max(text.rfind("\n"), text.rfind("\r"))
-            if cut < 0:
-                if len(text) <= MAX_CARRY:
-                    self._carry = text
-                    return
-                self._carry = text[-CARRY_TAIL:]
-                text = text[:-CARRY_TAIL]
-            elif cut < len(text) - 1:
-                self._carry = text[cut + 1 :]
-                text = text[: cut + 1]
-        self._scan(text)
+            # complete the line cut at the end of the last chunk, without copying this chunk
+            nl = raw.find(b"\n", 0, cut + 1)
+            first = cut if nl < 0 else nl
+            head = self._carry + raw[: first + 1]
+            self._carry = b""
+            self._scan(head, 0, len(head))
+            start = first + 1
+        if start <= cut:
+            self._scan(raw, start, cut + 1)
+        if cut < len(raw) - 1:
+            self._carry = raw[cut + 1 :]
 
     def close(self) -> None:
         if self._carry:
-            carry, self._carry = self._carry, ""
-            self._scan(carry)
+            carry, self._carry = self._carry, b""
+            self._scan(carry, 0, len(carry))
 
-    def _scan(self, body: str) -> None:
-        body = strip_ansi(body)
-        self.lines += body.count("\n")
+    def _scan(self, body: bytes, a: int, b: int) -> None:
+        """Scan body[a:b] (whole lines) without copying it: offsets bound every search."""
+        if body.find(b"\x1b", a, b) >= 0:
+            body = ANSI_RE_B.sub(b"", body[a:b])
+            a, b = 0, len(body)
+        n = self.context_lines
+        if n and self._pending:
+            self._fill_after(body, a, b)
         low = body.lower()
-        # str.lower() keeps offsets for almost all text; when it does not, search case-insensitively.
-        it = self.cat.prefilter.finditer(low) if len(low) == len(body) else self._pf_ci.finditer(body)
+        view = memoryview(low)[a:b] if (a, b) != (0, len(low)) else low
+        base = self.lines
+        counted, counted_pos = 0, a
         done = -1
-        for m in it:
-            s = m.start()
+        for s0 in self.prefilter.starts(view):
+            s = s0 + a
             if s < done:
                 continue
-            ls = max(body.rfind("\n", 0, s), body.rfind("\r", 0, s)) + 1
-            ends = [e for e in (body.find("\n", s), body.find("\r", s)) if e >= 0]
-            le = min(ends) if ends else len(body)
+            nl = low.rfind(b"\n", a, s)
+            ls = max(nl, low.rfind(b"\r", max(nl + 1, a), s)) + 1
+            ls = max(ls, a)
+            e_n = low.find(b"\n", s, b)
+            if e_n < 0:
+                e_n = b
+            e_r = low.find(b"\r", s, e_n)
+            le = e_n if e_r < 0 else e_r
             if le - ls > MAX_LINE:
                 ls = max(ls, s - WINDOW)
-                le = min(le, m.end() + WINDOW)
+                le = min(le, s + WINDOW)
             done = le
-            self._match(body[ls:le])
+            counted += low.count(b"\n", counted_pos, ls)
+            counted_pos = ls
+            new = self._match(body[ls:le].decode("utf-8", errors="replace"), base + counted + 1)
+            if n and new:
+                before = self._lines_before(body, a, ls, n)
+                for ev in new:
+                    ev.before = before
+                    self._pending.append((ev, n))
+                self._fill_after(body, min(e_n + 1, b), b)
+        self.lines = base + low.count(b"\n", a, b)
+        if n:
+            for ln in self._tail_lines(body, a, b, n):
+                self._prev.append(ln)
 
-    def _match(self, line: str) -> None:
-        line = line.strip()
+    # ------------------------------------------------------------------ --context
+
+    @staticmethod
+    def _decode(b: bytes) -> str:
+        return _clip(strip_ansi(b.decode("utf-8", errors="replace")).rstrip("\r"))
+
+    def _lines_before(self, body: bytes, a: int, ls: int, n: int) -> list[str]:
+        # the start of the evidence line's \n-line, then up to n lines before it (earlier chunks: _prev)
+        pos = max(a, body.rfind(b"\n", a, ls) + 1)
+        out: list[str] = []
+        while len(out) < n and pos > a:
+            prev = max(a, body.rfind(b"\n", a, pos - 1) + 1)
+            out.append(self._decode(body[prev : pos - 1]))
+            pos = prev
+        if len(out) < n and pos == a:
+            out.extend(reversed(list(self._prev)[-(n - len(out)) :]))
+        return list(reversed(out))
+
+    def _tail_lines(self, body: bytes, a: int, b: int, n: int) -> list[str]:
+        end = b - 1 if b > a and body[b - 1 : b] == b"\n" else b
+        out: list[str] = []
+        pos = end
+        while len(out) < n and pos > a:
+            prev = max(a, body.rfind(b"\n", a, pos) + 1)
+            out.append(self._decode(body[prev:pos]))
+            pos = prev - 1
+        return list(reversed(out))
+
+    def _fill_after(self, body: bytes, pos: int, b: int) -> None:
+        """Give pending evidence the lines from `pos` on (after the evidence line), up to `b`."""
+        still: list[tuple[_Ev, int]] = []
+        for ev, want in self._pending:
+            p = pos
+            while want > 0 and p < b:
+                e = body.find(b"\n", p, b)
+                if e < 0:
+                    e = b
+                ev.after.append(self._decode(body[p:e]))
+                want -= 1
+                p = e + 1
+            if want > 0:
+                still.append((ev, want))
+        self._pending = still
+
+    # ------------------------------------------------------------------ matching one line
+
+    def _match(self, line: str, lineno: int = 0) -> list[_Ev]:
+        line = strip_ansi(line).strip()
         if not line:
-            return
+            return []
         self.candidates += 1
         low = line.lower()
         self._seq += 1
         # Every keyword the line holds, overlapping ones included: search again one character further.
         rows: dict[str, Signature] = {}
+        deaths: dict[str, Death] = {}
         pos = 0
         while True:
             km = self.cat.prefilter.search(low, pos)
             if km is None:
                 break
             for k in self._closure.get(km.group(0), ()):
-                for sig in self._rows_by_kw[k]:
+                for sig in self._rows_by_kw.get(k, ()):
                     rows.setdefault(sig.id, sig)
+                for d in self._deaths_by_kw.get(k, ()):
+                    deaths.setdefault(d.id, d)
             pos = km.start() + 1
+        new: list[_Ev] = []
+        matched = False
         for sig in sorted(rows.values(), key=lambda s: self._order[s.id]):
             m = sig.regex.search(line)
             if m is None:
@@ -167,31 +359,64 @@ class Scanner:
                 for k, v in facts.items():
                     self.context.setdefault(k, v)
                 continue
-            hit = self.hits.get(sig.category)
-            if hit is None:
-                hit = self.hits[sig.category] = _Hit(sig.category, self._seq, sig)
+            matched = True
+            ev = self._record(sig, facts, line, lineno)
+            if ev is not None:
+                new.append(ev)
+        if self.cat.codes_by_value and ("error" in low):
+            cm = CODE_VALUE_RE.search(line)
+            if cm is not None:
+                csig = self.cat.codes_by_value.get(int(cm.group("a") or cm.group("b") or cm.group("c")))
+                if csig is not None and csig.category is not None:
+                    matched = True
+                    ev = self._record(csig, dict(csig.set_facts), line, lineno)
+                    if ev is not None:
+                        new.append(ev)
+        if not matched:
+            for d in deaths.values():
+                if d.regex.search(line) is None:
+                    continue
+                seen = self.deaths_seen.get(d.id)
+                if seen is None:
+                    ev0 = _Ev(lineno, _clip(line))
+                    seen = self.deaths_seen[d.id] = _DeathSeen(d, self._seq, ev0)
+                    new.append(ev0)
+                seen.count += 1
+        return new
+
+    def _record(self, sig: Signature, facts: Mapping[str, str], line: str, lineno: int) -> _Ev | None:
+        assert sig.category is not None
+        hit = self.hits.get(sig.category)
+        if hit is None:
+            hit = self.hits[sig.category] = _Hit(sig.category, self._seq, sig)
+        if hit.last_seq != self._seq:  # lines, not rows: one line can match several rows
             hit.count += 1
-            hit.sigs.setdefault(sig.id, sig)
-            if sig.confidence > hit.best.confidence:
-                hit.best = sig
-            hit.add_evidence(line)
-            for k, v in facts.items():
-                hit.facts.setdefault(k, v)
+            hit.last_seq = self._seq
+        hit.sigs.setdefault(sig.id, sig)
+        if sig.confidence > hit.best.confidence:
+            hit.best = sig
+        for k, v in facts.items():
+            hit.facts.setdefault(k, v)
+        return hit.add_evidence(line, lineno)
 
     # ------------------------------------------------------------------ output
 
     def diagnoses(self) -> list[Diagnosis]:
-        """The hits as diagnoses, root cause first."""
+        """The hits as diagnoses, root cause first; ranked suspects when only a bare death was seen."""
         self.close()
         cats = self.cat.categories
-        strong = {c for c, h in self.hits.items() if h.best.confidence >= WEAK}
+        hits = dict(self.hits)
+        generic = hits.get("gpu_error")
+        if generic is not None and len(hits) > 1 and set(generic.sigs) == {GENERIC_ID}:
+            del hits["gpu_error"]  # "CUDA error: ..." whose message another category already names
+        strong = {c for c, h in hits.items() if h.best.confidence >= WEAK}
         by: dict[str, list[str]] = {}
         for c in strong:
             for victim in cats[c].suppresses:
-                if victim in self.hits and victim != c:
+                if victim in hits and victim != c:
                     by.setdefault(victim, []).append(c)
         rows: list[tuple[tuple[Any, ...], Diagnosis]] = []
-        for c, hit in self.hits.items():
+        for c, hit in hits.items():
             base = min(0.99, hit.best.confidence + 0.02 * (len(hit.sigs) - 1))
             causes = sorted(by.get(c, []), key=lambda x: cats[x].rank)
             conf = base * 0.5 if causes else base
@@ -199,7 +424,49 @@ class Scanner:
             key = (bool(causes), base < WEAK, cats[c].rank, -conf, hit.first)
             rows.append((key, d))
         rows.sort(key=lambda r: r[0])
-        return [d for _, d in rows]
+        out = [d for _, d in rows]
+        named = [d for d in out if d.category != "gpu_error" and d.confidence >= WEAK / 2]
+        if self.deaths_seen and not named:
+            out = self._suspects() + out
+        return out
+
+    def _suspects(self) -> list[Diagnosis]:
+        """An inconclusive, ranked answer: the suspects of the deaths seen, most likely first."""
+        seen = sorted(self.deaths_seen.values(), key=lambda s: s.first)
+        order: list[str] = []
+        for s in seen:
+            for c in s.death.suspects:
+                if c not in order:
+                    order.append(c)
+        death = seen[0]
+        evs = tuple(s.ev.frozen() for s in seen[:MAX_EVIDENCE_HEAD])
+        out: list[Diagnosis] = []
+        for i, c in enumerate(order):
+            category = self.cat.categories[c]
+            conf = SUSPECT_CONFIDENCE[min(i, len(SUSPECT_CONFIDENCE) - 1)]
+            why = (
+                f"Inconclusive: {death.death.meaning} The log does not name the cause; this is suspect "
+                f"{i + 1} of {len(order)} ({', '.join(order)}), most likely first."
+            )
+            fixes = category.fixes
+            out.append(
+                Diagnosis(
+                    c,
+                    conf,
+                    f"Suspected: {category.title}",
+                    tuple(e.text for e in evs),
+                    why + " " + category.explanation,
+                    {"death": death.death.id, "suspect_rank": i + 1},
+                    fixes,
+                    category.confirm,
+                    evs,
+                    True,
+                )
+            )
+        return out
+
+
+GENERIC_ID = "cuda-error-generic"
 
 
 def fill(template: str, facts: dict[str, Any]) -> str:
@@ -242,14 +509,103 @@ def _diagnosis(
         explanation += f" ({hit.count} matching lines.)"
     title = next((s.title for s in sigs if s.title), None) or category.title
     fixes = _dedupe_fixes([s.fixes for s in sigs] + [category.fixes])
-    return Diagnosis(hit.category, round(conf, 2), title, hit.evidence, explanation, facts, fixes)
+    return Diagnosis(
+        hit.category,
+        round(conf, 2),
+        title,
+        hit.evidence,
+        explanation,
+        facts,
+        fixes,
+        category.confirm,
+        tuple(e.frozen() for e in hit.evs),
+    )
 
 
 def finish(scanner: Scanner, facts: Facts | None, matrix: Matrix | None) -> list[Diagnosis]:
-    """Rank the scanner's hits; cross-check them against `facts` when given."""
+    """Rank the scanner's hits; cross-check them against `facts` when given. An inconclusive answer (a
+    bare death) is settled from the machine's kernel log and cgroup when the doctor's probes read them."""
     diags = scanner.diagnoses()
     if facts is None or not diags:
         return diags
+    if diags[0].suspected:
+        diags = settle_suspects(diags, facts.probes)
     from compat.explain.crosscheck import cross_check
 
     return cross_check(diags, facts, matrix)
+
+
+def _events(probes: Mapping[str, Any]) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]], Any, bool]:
+    """(OOM kills, Xid events, cgroup oom_kill count, whether the kernel log was read) from the probes."""
+    health = probes.get("health")
+    ooms: list[Mapping[str, Any]] = []
+    xids: list[Mapping[str, Any]] = []
+    read = False
+    if isinstance(health, Mapping) and health.get("status") not in ("timeout", "error"):
+        read = isinstance(health.get("oom"), list) or isinstance(health.get("xid"), list)
+        ooms = [e for e in health.get("oom") or [] if isinstance(e, Mapping)]
+        xids = [e for e in health.get("xid") or [] if isinstance(e, Mapping)]
+    res = probes.get("resources")
+    cg = res.get("cgroup") if isinstance(res, Mapping) else None
+    kills = cg.get("oom_kills") if isinstance(cg, Mapping) else None
+    return ooms, xids, kills if isinstance(kills, int) and not isinstance(kills, bool) else None, read
+
+
+def settle_suspects(diags: list[Diagnosis], probes: Mapping[str, Any]) -> list[Diagnosis]:
+    """Reorder an inconclusive answer by what the machine saw: an OOM kill (kernel log or the cgroup's
+    memory.events) names host_oom, an Xid names hardware_xid; the latest event wins when both are there."""
+    from dataclasses import replace
+
+    ooms, xids, kills, read = _events(probes)
+    found: dict[str, tuple[str, str]] = {}
+    if ooms:
+        o = ooms[-1]
+        found["host_oom"] = (
+            str(o.get("time") or ""),
+            f"kernel log: the OOM killer killed {o.get('process')} (pid {o.get('pid')})"
+            + (f" at {o.get('time')}" if o.get("time") else "")
+            + (" at a cgroup (container) limit" if o.get("cgroup") else "")
+            + f"; {len(ooms)} OOM kill(s) in the log",
+        )
+    elif kills:
+        found["host_oom"] = ("", f"cgroup memory.events: oom_kill {kills} (this cgroup hit its memory limit)")
+    if xids:
+        x = xids[-1]
+        found["hardware_xid"] = (
+            str(x.get("time") or ""),
+            f"kernel log: Xid {x.get('code')} on {x.get('pci')}"
+            + (f" at {x.get('time')}" if x.get("time") else "")
+            + (f" ({x.get('process')})" if x.get("process") else "")
+            + f": {str(x.get('message') or '')[:120]}",
+        )
+    if not found:
+        if not read:
+            return diags
+        note = "the kernel log shows no OOM kill and no Xid"
+        rest = [d for d in diags if d.category not in ("host_oom", "hardware_xid")]
+        ruled = [
+            replace(d, confidence=round(d.confidence * 0.5, 2), facts={**d.facts, "doctor": note})
+            for d in diags
+            if d.category in ("host_oom", "hardware_xid")
+        ]
+        return [replace(d, facts={**d.facts, "doctor": note}) for d in rest] + ruled
+    named = sorted(found, key=lambda c: found[c][0], reverse=True)
+    out: list[Diagnosis] = []
+    for i, c in enumerate(named):
+        d = next((x for x in diags if x.category == c), None)
+        if d is None:
+            continue
+        ev = found[c][1]
+        out.append(
+            replace(
+                d,
+                confidence=0.85 if i == 0 else 0.6,
+                title=d.title.removeprefix("Suspected: "),
+                evidence=(*d.evidence, ev),
+                evidence_at=(*d.evidence_at, Evidence(0, ev)),
+                explanation=f"The machine confirms it - {ev}. " + d.explanation,
+                facts={**d.facts, "doctor": ev},
+                suspected=False,
+            )
+        )
+    return out + [d for d in diags if d.category not in found]

@@ -134,3 +134,52 @@ def notebook_lines(text: str) -> list[str] | None:
                 if isinstance(data, dict):
                     out.extend(strip_ansi(_text(data.get("text/plain"))).splitlines())
     return out
+
+
+def iter_log_bytes(path: str | None) -> Iterator[bytes]:
+    """Raw blocks of the log at `path` ('-' or None: stdin), undecoded (the scanner's fast path);
+    a Jupyter notebook yields its output lines, UTF-8 encoded."""
+    if path in (None, "-"):
+        stream: IO[bytes] = sys.stdin.buffer
+        name = "<stdin>"
+        close = False
+    else:
+        assert path is not None
+        stream = _open(path)
+        name = repr(path)
+        close = True
+
+    def read() -> bytes:
+        try:
+            return stream.read(BLOCK)
+        except OSError as exc:
+            raise InputError(f"cannot read log {name}: {exc.strerror or exc}") from None
+
+    try:
+        first = read()
+        head = first[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
+        if (
+            head.startswith(b"{")
+            and b'"cells"' in first
+            and (b'"nbformat"' in first or b'"outputs"' in first)
+        ):
+            parts = [first]
+            size = len(first)
+            while size <= NOTEBOOK_MAX:
+                raw = read()
+                if not raw:
+                    break
+                parts.append(raw)
+                size += len(raw)
+            data = b"".join(parts)
+            lines = notebook_lines(data.decode("utf-8", errors="replace")) if size <= NOTEBOOK_MAX else None
+            if lines is not None:
+                yield ("\n".join(lines) + "\n").encode("utf-8")
+                return
+            first = data
+        while first:
+            yield first
+            first = read()
+    finally:
+        if close:
+            stream.close()

@@ -44,6 +44,8 @@ def render(diags: Sequence[Diagnosis], source: str, lines_read: int, stream: IO[
         )
     root, rest = diags[0], diags[1:]
     out = [f"compat explain: {st('root cause', 'error')} found in {source} ({read})", ""]
+    if root.suspected:  # issue 14: a bare death - ranked suspects, each with the command that confirms it
+        out = [f"compat explain: {st('inconclusive', 'warning')} - suspects ranked in {source} ({read})", ""]
     out += _one(root, st, primary=True)
     if rest:
         out.append("")
@@ -60,8 +62,20 @@ def _one(d: Diagnosis, st: Style, *, primary: bool) -> list[str]:
     lines = [head if primary else "  " + head]
     ind = "    " if primary else "      "
     lines.append(f"{ind[:-2]}Evidence:")
+    at = {e.text: e for e in d.evidence_at}
     for ev in d.evidence if primary else d.evidence[:2]:
-        lines.append(f"{ind}│ {ev}")
+        e = at.get(ev)
+        if e is None or not e.line:
+            lines.append(f"{ind}│ {ev}")
+            continue
+        for k, c in enumerate(e.before):
+            lines.append(st(f"{ind}{e.line - len(e.before) + k:>6} │ {c}", "dim"))
+        lines.append(f"{ind}{e.line:>6} │ {ev}")
+        for k, c in enumerate(e.after):
+            lines.append(st(f"{ind}{e.line + 1 + k:>6} │ {c}", "dim"))
+    if d.confirm is not None and d.confirm.command:
+        lines.append(f"{ind[:-2]}Confirm: {d.confirm.text}")
+        lines.append(f"{ind}  {st('$ ' + d.confirm.command, 'bold')}")
     lines += _wrap(d.explanation, ind[:-2])
     fl = _facts_line(d.facts)
     if fl:

@@ -33,7 +33,9 @@ def test_diagnose_text_and_lines_agree() -> None:
 
 def test_diagnosis_is_frozen_with_the_contract_fields() -> None:
     names = [f.name for f in dataclasses.fields(ex.Diagnosis)]
-    assert names == ["category", "confidence", "title", "evidence", "explanation", "facts", "fixes"]
+    # the shipped fields keep their order; issue 14 added confirm, evidence_at and suspected after them
+    assert names[:7] == ["category", "confidence", "title", "evidence", "explanation", "facts", "fixes"]
+    assert names[7:] == ["confirm", "evidence_at", "suspected"]
     d = ex.diagnose_text(log("mgfn-35"))[0]
     with pytest.raises(dataclasses.FrozenInstanceError):
         d.category = "x"  # type: ignore[misc]

@@ -13,6 +13,7 @@ from compat.explain import CATEGORIES
 from tests.explain.helpers import DATA, log
 
 KEYS = {"category", "confidence", "title", "evidence", "explanation", "facts", "fixes"}
+KEYS_14 = {"confirm", "evidence_lines", "suspected"}  # added by issue 14
 
 
 def _write(tmp_path: Path, text: str, name: str = "crash.log") -> str:
@@ -25,12 +26,12 @@ def test_json_contract(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-
     r = run("explain", "--json", _write(tmp_path, log("yolov5-2389") + "\n" + log("cor-gs-23")))
     assert r.code == 0, r.err
     doc = json.loads(r.out)
-    assert set(doc) == {"schema_version", "diagnoses"}
-    assert doc["schema_version"] == 1
+    assert set(doc) == {"schema_version", "status", "diagnoses"}
+    assert doc["schema_version"] == 1 and doc["status"] == "diagnosed"
     cats = [d["category"] for d in doc["diagnoses"]]
     assert cats[0] == "driver_too_old" and "no_gpu_visible" in cats
     for d in doc["diagnoses"]:
-        assert set(d) == KEYS
+        assert set(d) == KEYS | KEYS_14
         assert d["category"] in CATEGORIES
         assert 0.0 <= d["confidence"] <= 1.0
         assert isinstance(d["evidence"], list) and d["evidence"]
@@ -41,7 +42,11 @@ def test_json_contract(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-
 def test_nothing_recognised(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-def]
     path = _write(tmp_path, "step 1 loss 2.3\nstep 2 loss 2.1\n")
     r = run("explain", "--json", path)
-    assert r.code == 0 and json.loads(r.out) == {"schema_version": 1, "diagnoses": []}
+    assert r.code == 0 and json.loads(r.out) == {
+        "schema_version": 1,
+        "status": "nothing-found",
+        "diagnoses": [],
+    }
     r = run("explain", path)
     assert r.code == 0
     assert "no known failure signature" in r.out and "compat doctor" in r.out

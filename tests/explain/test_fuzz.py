@@ -28,7 +28,17 @@ LINE_LIMIT_S = 0.5
 @lru_cache(maxsize=1)
 def _examples() -> dict[str, list[str]]:
     doc = yaml.safe_load(SIGNATURES.read_text(encoding="utf-8"))
-    return {row["id"]: list(row["examples"]) for row in doc["signatures"] + doc.get("extractors", [])}
+    out = {row["id"]: list(row["examples"]) for row in doc["signatures"] + doc.get("extractors", [])}
+    out.update({row["id"]: list(row["examples"]) for row in doc.get("deaths", [])})
+    # error_codes.yaml rows (issue 14) carry no example: the line a framework prints with the code stands in
+    codes = yaml.safe_load((SIGNATURES.parent / "error_codes.yaml").read_text(encoding="utf-8"))
+    for row in codes["codes"]:
+        rid = f"code-{row['enum'].replace('::', '-').lower()}-{row['name'].lower()}"
+        line = f"RuntimeError: CUDA error: {row['name']} when calling `cudaFoo(x)`"
+        if row["enum"] == "absl::StatusCode":
+            line = f"jaxlib.xla_extension.XlaRuntimeError: {row['name']}: failed"
+        out[rid] = [line]
+    return out
 
 
 def _all_examples() -> list[str]:
