@@ -107,7 +107,9 @@ def _specs(entry_point: str, extra: tuple[Callable[[Ctx], Iterator[Result]], ...
             continue
         name = getattr(fn, "__name__", repr(fn))
         specs.append(
-            CheckSpec(f"extra:{name}", (), (), frozenset({entry_point}), fn, order=len(specs))  # not registered
+            CheckSpec(
+                f"extra:{name}", (), (), frozenset({entry_point}), fn, order=len(specs)
+            )  # not registered
         )
     return specs
 

@@ -271,6 +271,11 @@ def _build_gpus(ctx: Ctx) -> None:
     ctx.gpus = list(seen.values())
 
 
+def _raw(facts: Facts, name: str) -> str:
+    f = facts.get(name)
+    return (f.raw if f is not None else None) or ""
+
+
 def build_context(facts: Facts, m: Matrix, require_gpu: bool = False, want_fixes: bool = True) -> Ctx:
     os_f = facts.get("os")
     drv = facts.get("driver")
@@ -300,12 +305,12 @@ def build_context(facts: Facts, m: Matrix, require_gpu: bool = False, want_fixes
         and ctx.cuda.release[0] not in m.minor_compat
     ):
         ctx.notes.append(
-            unknown_finding(m, "CUDA", facts.get("cuda").raw or "", m.newest_cuda(), "cuda.yaml", "cuda")
-        )  # type: ignore[union-attr]
+            unknown_finding(m, "CUDA", _raw(facts, "cuda"), m.newest_cuda(), "cuda.yaml", "cuda")
+        )
     if ctx.cudnn is not None and m.cudnn_release(ctx.cudnn) is None:
         ctx.notes.append(
-            unknown_finding(m, "cuDNN", facts.get("cudnn").raw or "", m.newest_cudnn(), "cudnn.yaml", "cudnn")
-        )  # type: ignore[union-attr]
+            unknown_finding(m, "cuDNN", _raw(facts, "cudnn"), m.newest_cudnn(), "cudnn.yaml", "cudnn")
+        )
     return ctx
 
 

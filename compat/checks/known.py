@@ -18,7 +18,14 @@ KNOWN_ISSUE = "known"
     ids=("known.",),
     # A core check's error resting on the same facts (the same GPU, the same versions) already names the root
     # cause: one cause, one error. Declared here, applied by the registry.
-    covered_by=("driver.cuda", "wheel.arch", "python.framework", "tensorflow.cuda", "cudnn.cuda", "torch.variant"),
+    covered_by=(
+        "driver.cuda",
+        "wheel.arch",
+        "python.framework",
+        "tensorflow.cuda",
+        "cudnn.cuda",
+        "torch.variant",
+    ),
 )
 def check_known_issues(ctx: Ctx) -> Iterator[Result]:
     """Rows of known_issues.yaml whose every condition matches the stack (ids: known.<row id>)."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 import graphlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, Union
+from typing import Any, Literal, Protocol, TypeVar, Union
 
 from compat.findings import Finding, Skip
 
@@ -40,6 +40,7 @@ class Context(Protocol):
 
 
 CheckFn = Callable[[Any], Iterable[Result]]
+F = TypeVar("F", bound=CheckFn)
 
 
 @dataclass(frozen=True)
@@ -81,10 +82,10 @@ def check(
     entry_points: Iterable[str] = ("check", "doctor", "dockerfile", "guard"),
     doc: str = "",
     covered_by: Sequence[str] = (),
-) -> Callable[[CheckFn], CheckFn]:
+) -> Callable[[F], F]:
     """Register `fn` as the check `name`. `ids` defaults to ``(name,)``."""
 
-    def deco(fn: CheckFn) -> CheckFn:
+    def deco(fn: F) -> F:
         register(
             CheckSpec(
                 name=name,

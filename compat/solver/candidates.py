@@ -18,7 +18,7 @@ from compat.checks.context import Ctx
 from compat.checks.rules import arch_support, driver_can_run
 from compat.matrix import TfRelease, TorchRelease
 from compat.solver.commands import installer, pypi_default_tag, tf_command, torch_command
-from compat.versions import major_minor
+from compat.versions import CC, major_minor
 
 VARIANT, PATCH, MINOR, TOOLKIT, OLDER, PYTHON, DRIVER = 0, 1, 2, 2, 3, 4, 5
 CATEGORY_NAMES = {
@@ -49,10 +49,6 @@ class Candidate:
     wheel: str | None = None
     """For torch: "pypi-default" (plain `pip install torch==X`) or "official-variant"."""
     note: str = ""
-
-
-def _ccs(ctx: Ctx) -> list[object]:
-    return [g.cc for g in ctx.gpus or [] if g.cc is not None]
 
 
 def _driver_runs(ctx: Ctx, cuda: str | None) -> bool:
@@ -163,12 +159,12 @@ def tensorflow_candidates(ctx: Ctx) -> list[Candidate]:
     return out
 
 
-def _tf_gpu_possible(ctx: Ctx, r: TfRelease, ccs: list[object]) -> bool:
+def _tf_gpu_possible(ctx: Ctx, r: TfRelease, ccs: list[CC]) -> bool:
     if ctx.os == "windows" and r.windows_gpu is False:
         return False
     if not _driver_runs(ctx, r.cuda):
         return False
-    return not (r.archs is not None and any(arch_support(r.archs, c)[0] == "none" for c in ccs))  # type: ignore[arg-type]
+    return not (r.archs is not None and any(arch_support(r.archs, c)[0] == "none" for c in ccs))
 
 
 def python_candidates(ctx: Ctx) -> list[Candidate]:
