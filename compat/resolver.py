@@ -95,10 +95,21 @@ CHECKS: tuple[Callable[[Ctx], Iterator[Result]], ...] = (
 )
 
 
+_SPECS: dict[tuple[str, tuple[object, ...], int], list[CheckSpec]] = {}
+
+
 def _specs(entry_point: str, extra: tuple[Callable[[Ctx], Iterator[Result]], ...]) -> list[CheckSpec]:
+    key = (entry_point, tuple(extra), len(REGISTRY))
+    if key not in _SPECS:
+        _SPECS[key] = _build_specs(entry_point, extra)
+    return _SPECS[key]
+
+
+def _build_specs(entry_point: str, extra: tuple[Callable[[Ctx], Iterator[Result]], ...]) -> list[CheckSpec]:
     by_fn = {s.run: s for s in REGISTRY.values()}
     core = [by_fn[fn] for fn in CHECKS]
-    rest = [s for s in REGISTRY.values() if s not in core and entry_point in s.entry_points]
+    names = {s.name for s in core}
+    rest = [s for s in REGISTRY.values() if s.name not in names and entry_point in s.entry_points]
     specs = [replace(s, order=i) for i, s in enumerate(core + rest)]
     for fn in extra:  # checks handed in as functions (the doctor's), unless registered already
         if fn in by_fn:

@@ -18,6 +18,7 @@ selects only itself and its sub-ids (``driver.cuda.x``), never ``driver.cudax``.
 
 from __future__ import annotations
 
+import functools
 import graphlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -152,7 +153,12 @@ class RunResult:
 
 def ordered(specs: Iterable[CheckSpec]) -> list[CheckSpec]:
     """`specs` in an order where every check comes after the checks it requires (registration order on ties)."""
-    specs = sorted(specs, key=lambda s: s.order)
+    return list(_ordered(tuple(specs)))
+
+
+@functools.lru_cache(maxsize=64)
+def _ordered(specs_in: tuple[CheckSpec, ...]) -> tuple[CheckSpec, ...]:
+    specs = sorted(specs_in, key=lambda s: s.order)
     by_name = {s.name: s for s in specs}
     ts: graphlib.TopologicalSorter[str] = graphlib.TopologicalSorter()
     for s in specs:
@@ -168,7 +174,7 @@ def ordered(specs: Iterable[CheckSpec]) -> list[CheckSpec]:
         ready = sorted(ts.get_ready(), key=lambda n: by_name[n].order)
         out.extend(by_name[n] for n in ready)
         ts.done(*ready)
-    return out
+    return tuple(out)
 
 
 def _unmet(spec: CheckSpec, ctx: Context, failed: dict[str, str]) -> str | None:

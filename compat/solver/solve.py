@@ -66,14 +66,32 @@ def apply_changes(facts: Facts, changes: Mapping[str, str] | Iterable[tuple[str,
     return apply_flags(facts, {k: v for k, v in items.items()})
 
 
+_SHARED: dict[tuple[Any, ...], list[Finding]] = {}
+_SHARED_OWNER: list[Any] = [None]
+_SHARED_MAX = 20000
+
+
+def _stack_key(facts: Facts, require_gpu: bool) -> tuple[Any, ...]:
+    vals = tuple(sorted((k, f.raw, f.value) for k, f in facts.values.items()))
+    gpus = None if facts.gpus is None else tuple((g.name, g.cc) for g in facts.gpus)
+    return (vals, gpus, bool(facts.probes), require_gpu)
+
+
 def recheck(ctx: Ctx, changes: tuple[tuple[str, str], ...]) -> list[Finding]:
-    """The findings of the stack with `changes` applied (no fixes are built for candidates)."""
+    """The findings of the stack with `changes` applied (no fixes are built for candidates). Results are shared
+    between contexts on the same matrix: a re-check is a pure function of the stack's facts."""
     cache: dict[tuple[tuple[str, str], ...], list[Finding]] = ctx.solver_cache
     if changes not in cache:
         from compat.resolver import resolve
 
-        rep = resolve(apply_changes(ctx.facts, changes), ctx.m, require_gpu=ctx.require_gpu, want_fixes=False)
-        cache[changes] = rep.findings
+        facts = apply_changes(ctx.facts, changes)
+        if _SHARED_OWNER[0] is not ctx.m or len(_SHARED) > _SHARED_MAX:
+            _SHARED.clear()
+            _SHARED_OWNER[0] = ctx.m
+        key = _stack_key(facts, ctx.require_gpu)
+        if key not in _SHARED:
+            _SHARED[key] = resolve(facts, ctx.m, require_gpu=ctx.require_gpu, want_fixes=False).findings
+        cache[changes] = _SHARED[key]
     return cache[changes]
 
 
