@@ -388,6 +388,10 @@ def suggest(facts: Facts, m: Matrix) -> Suggestion:
     for pick in (t, f):
         if pick is not None and branch_note:
             pick.reason += branch_note
+            drv = facts.get("driver")
+            if drv is not None and drv.raw:
+                # The answer holds on that branch's driver: `compat check` with these changes confirms it.
+                pick.changes["driver"] = drv.raw
     s = Suggestion(t, f, first + tb + fb)
     if t is None and tr:
         s.unavailable["torch"] = tr

@@ -256,9 +256,12 @@ def cuda_candidates(ctx: Ctx) -> list[Candidate]:
         if mm in seen or mm == major_minor(cur):
             continue
         seen.add(mm)
-        if ctx.driver is not None and ctx.os != "macos":
-            if driver_can_run(ctx.m, ctx.driver, rel.version, ctx.driver_os()) != "ok":
-                continue
+        if (
+            ctx.driver is not None
+            and ctx.os != "macos"
+            and driver_can_run(ctx.m, ctx.driver, rel.version, ctx.driver_os()) != "ok"
+        ):
+            continue
         if any(ctx.m.cuda_can_compile(rel.version, c) is False for c in ccs):
             continue
         newer = rel.version > cur

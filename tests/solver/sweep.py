@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import Optional
 
 from compat.facts import FACT_PARSERS, Facts, apply_flags, make_fact
-from compat.findings import Finding
+from compat.findings import Finding, Report
 from compat.matrix import Matrix
 from compat.resolver import resolve
 
@@ -39,10 +39,13 @@ def subject(f: Finding) -> Optional[str]:
     return None
 
 
-def closure_failures(m: Matrix, facts: Facts, label: str) -> Iterator[str]:
+def closure_failures(
+    m: Matrix, facts: Facts, label: str, before: Optional[Report] = None, require_gpu: bool = False
+) -> Iterator[str]:
     """Every fix with `changes`: applied through the `compat check` flags, its finding is gone (nothing with the
     same id and subject at the same or a worse severity) and no new error appears."""
-    before = resolve(facts, m)
+    if before is None:
+        before = resolve(facts, m, require_gpu=require_gpu)
     had_errors = {(f.id, subject(f)) for f in before.findings if f.severity == "error"}
     for f in before.findings:
         for fix in f.fixes:
@@ -53,7 +56,7 @@ def closure_failures(m: Matrix, facts: Facts, label: str) -> Iterator[str]:
             if bad_keys:
                 yield f"{label}: {f.id}: changes {sorted(bad_keys)} are not `compat check` facts"
                 continue
-            after = resolve(apply_flags(facts, dict(changes)), m).findings
+            after = resolve(apply_flags(facts, dict(changes)), m, require_gpu=require_gpu).findings
             same = [
                 g
                 for g in after
