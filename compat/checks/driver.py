@@ -111,23 +111,28 @@ def _driver_cuda_only(ctx: Ctx, rts: list[Runtime], driver_cuda: Version, raw: s
         if rt.cuda.release[0] > driver_cuda.release[0]:
             floor_row = ctx.m.minor_compat.get(rt.cuda.release[0])
             floor = floor_row.floor.get(ctx.driver_os()) if floor_row else None
-            yield Finding(
-                DRIVER_CUDA,
-                "error",
-                f"The driver supports CUDA {raw}, too old for CUDA {rt.cuda_raw} ({rt.who})",
-                f"{rt.who} uses the CUDA {rt.cuda_raw} runtime ({rt.how}); the installed driver supports CUDA {raw} at "
-                f"most, and a CUDA {rt.cuda.release[0]}.x runtime needs a CUDA {rt.cuda.release[0]} driver"
-                + (f" (≥ {floor})" if floor else "")
-                + ".",
-                (
-                    Fix(
-                        f"Install an NVIDIA driver for CUDA {rt.cuda.release[0]}.x"
-                        + (f" (≥ {floor})" if floor else "")
+            yield with_fixes(
+                ctx,
+                Finding(
+                    DRIVER_CUDA,
+                    "error",
+                    f"The driver supports CUDA {raw}, too old for CUDA {rt.cuda_raw} ({rt.who})",
+                    f"{rt.who} uses the CUDA {rt.cuda_raw} runtime ({rt.how}); the installed driver supports CUDA {raw} at "
+                    f"most, and a CUDA {rt.cuda.release[0]}.x runtime needs a CUDA {rt.cuda.release[0]} driver"
+                    + (f" (≥ {floor})" if floor else "")
+                    + ".",
+                    (
+                        Fix(
+                            f"Install an NVIDIA driver for CUDA {rt.cuda.release[0]}.x"
+                            + (f" (≥ {floor})" if floor else "")
+                        ),
                     ),
+                    facts,
+                    group="driver",
+                    subject=rt.subject,
                 ),
-                facts,
-                group="driver",
-                subject=rt.subject,
+                (rt.subject,),
+                first=False,
             )
         elif rt.cuda.release[:2] > driver_cuda.release[:2]:
             yield Finding(

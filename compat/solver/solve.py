@@ -140,3 +140,17 @@ def with_fixes(ctx: Ctx, finding: Finding, axes: Sequence[str], *, first: bool =
     if not fixes:
         return finding
     return replace(finding, fixes=fixes + finding.fixes if first else finding.fixes + fixes)
+
+
+def fixes_for(ctx: Ctx, finding_id: str, subject: str | None = None, axis: str | None = None) -> list[Fix]:
+    """The solver's fixes for the finding `finding_id` (about `subject`) on the context's stack, optionally only
+    those that change `axis` ("torch", "driver", …): for callers outside the checks (explain's cross-check, the
+    Dockerfile analysis) so that every framework, toolkit or driver fix comes from here."""
+    from compat.resolver import resolve
+
+    rep = resolve(ctx.facts, ctx.m, require_gpu=ctx.require_gpu)
+    out: list[Fix] = []
+    for f in rep.findings:
+        if f.id == finding_id and (subject is None or subject_of(f) == subject):
+            out += [x for x in f.fixes if x.changes and (axis is None or axis in x.change_map)]
+    return out
