@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from compat.facts import Facts
-from compat.matrix import TfRelease, TorchRelease, TorchVariant
+from compat.matrix import Matrix, TfRelease, TorchRelease, TorchVariant
 
 INSTALLERS = ("pip", "uv", "conda")
 PYTORCH_INDEX = "https://download.pytorch.org/whl/"
@@ -97,3 +97,33 @@ def tf_command(r: TfRelease, gpu: bool, os_name: str, inst: Installer, cpu_insta
     if cpu_installed:
         return inst.uninstall("tensorflow-cpu") + " && " + cmd
     return cmd
+
+
+def torch_for_cuda(
+    m: Matrix, cuda: str, version: str | None = None, os_name: str = "linux", inst: Installer | None = None
+) -> tuple[str, str] | None:
+    """(command, tag) that installs torch for a system CUDA `cuda` (a base image's): the variant of the same CUDA
+    major whose CUDA is the newest not above it, of release `version` when the matrix has it, else of the newest
+    release that has one. None when no official variant fits (CUDA 12.2 has no cu122 index: cu121 is used)."""
+    inst = inst or Installer("pip", False)
+    want = Version(cuda)
+    rels = sorted((r for r in m.torch if not r.version.is_prerelease), key=lambda r: r.version, reverse=True)
+    try:
+        pinned = Version(Version(version).public) if version else None
+    except InvalidVersion:  # a specifier or a label the matrix cannot read: any release
+        pinned = None
+    if pinned is not None:
+        rels = [r for r in rels if r.version == pinned] or rels
+    for r in rels:
+        fits = [
+            v
+            for v in r.variants
+            if v.is_cuda
+            and v.cuda
+            and Version(v.cuda).release[0] == want.release[0]
+            and Version(v.cuda).release[:2] <= want.release[:2]
+        ]
+        if fits:
+            v = max(fits, key=lambda v: Version(v.cuda or "0"))
+            return torch_command(r, v, os_name, inst)[0], v.tag
+    return None
