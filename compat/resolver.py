@@ -41,7 +41,24 @@ from compat.matrix import Matrix
 __all__ = [
     "CHECKS",
     "CHECK_IDS",
+    "CPU_BUILD",
+    "CUDNN_ARCH",
+    "CUDNN_CUDA",
+    "CUDNN_DRIVER",
+    "DRIVER_CUDA",
+    "DRIVER_GPU",
+    "GPU_REQUIRED",
+    "KNOWN_ISSUE",
+    "PYTHON_FRAMEWORK",
     "TEGRA_CCS",
+    "TF_CUDA",
+    "TF_CUDNN",
+    "TF_WINDOWS",
+    "TOOLKIT_ARCH",
+    "TORCH_VARIANT",
+    "UNKNOWN_GPU",
+    "UNKNOWN_VERSION",
+    "WHEEL_ARCH",
     "Ctx",
     "GpuInfo",
     "Result",
@@ -50,8 +67,20 @@ __all__ = [
     "Torch",
     "arch_support",
     "build_context",
+    "check_cpu_build",
+    "check_cudnn",
+    "check_driver_cuda",
+    "check_driver_gpu",
+    "check_known_issues",
+    "check_python",
+    "check_required_gpu",
+    "check_tensorflow",
+    "check_toolkit_arch",
+    "check_torch_variant",
+    "check_wheel_arch",
     "driver_can_run",
     "driver_requirement",
+    "register",
     "resolve",
     "runtimes",
 ]
@@ -75,7 +104,7 @@ CHECK_IDS = (
     GPU_REQUIRED,
     DRIVER_GPU,
 )
-_ = (arch, cudnn, driver, frameworks, gpu, known, python, tensorflow, torch, unknown, KNOWN_ISSUE)
+_ = (arch, cudnn, driver, frameworks, gpu, known, python, tensorflow, torch, unknown)
 
 # The resolver's checks in report order (the registry keeps it on ties of its requirement order).
 CHECKS: tuple[Callable[[Ctx], Iterator[Result]], ...] = (
@@ -144,5 +173,3 @@ def resolve(
     findings = unique(result.findings, lambda f: (f.id, f.title))
     return Report(findings, skipped, facts.to_json(), matrix.updated_date)
 
-
-__all__ += ["register"]

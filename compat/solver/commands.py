@@ -127,3 +127,9 @@ def torch_for_cuda(
             v = max(fits, key=lambda v: Version(v.cuda or "0"))
             return torch_command(r, v, os_name, inst)[0], v.tag
     return None
+
+
+def tf_and_cuda(version: str | None, inst: Installer | None = None) -> str:
+    """`pip install 'tensorflow[and-cuda]==X'` (the CUDA libraries TensorFlow pins), through the installer."""
+    pin = f"=={version}" if version else ""
+    return (inst or Installer("pip", False)).install(f"'tensorflow[and-cuda]{pin}'")
