@@ -133,3 +133,32 @@ def test_toolkit_fix_matches_the_framework_cuda_major(matrix) -> None:  # type: 
     facts = facts_of(cuda="11.7", gpu="RTX 4090", driver="580.65.06", torch="2.4.0+cu121")
     f = _finding(resolve(facts, matrix), "toolkit.arch")
     assert f.fixes[0].change_map == {"cuda": "12.0"}
+
+
+# -- Framework-specific advice ------------------------------------------------------------------------------------
+
+OOM_LOG = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+    "23.65 GiB of which 1.12 GiB is free."
+)
+
+
+def test_oom_advice_invents_no_flags_and_python_is_not_a_shell_command() -> None:
+    from compat.explain import diagnose_text
+    from compat.explain.render import render
+
+    diags = diagnose_text(OOM_LOG)
+    oom = next(d for d in diags if d.category == "gpu_oom")
+    assert all("--batch-size" not in (f.command or "") for f in oom.fixes)
+    py = [f for f in oom.fixes if (f.command or "").startswith("torch.")]
+    assert py and all(f.kind == "python" for f in py)
+    text = render(diags, "log", 1)
+    assert "$ torch.autocast" not in text and "torch.autocast(" in text
+
+
+def test_no_kernel_image_advice_names_no_foreign_arch() -> None:
+    from compat.explain import diagnose_text
+
+    log = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    d = next(d for d in diagnose_text(log) if d.category == "arch_not_supported")
+    assert all('TORCH_CUDA_ARCH_LIST="3.5"' not in (f.command or "") for f in d.fixes)
