@@ -85,25 +85,6 @@ __all__ = [
     "runtimes",
 ]
 
-# Stable check ids (declared once, in their check modules). Never renumber or rename: users select on them.
-CHECK_IDS = (
-    DRIVER_CUDA,
-    TOOLKIT_ARCH,
-    WHEEL_ARCH,
-    PYTHON_FRAMEWORK,
-    TF_CUDA,
-    TF_CUDNN,
-    TF_WINDOWS,
-    TORCH_VARIANT,
-    CUDNN_CUDA,
-    CUDNN_ARCH,
-    CUDNN_DRIVER,
-    CPU_BUILD,
-    UNKNOWN_VERSION,
-    UNKNOWN_GPU,
-    GPU_REQUIRED,
-    DRIVER_GPU,
-)
 _ = (arch, cudnn, driver, frameworks, gpu, known, python, tensorflow, torch, unknown)
 
 # The resolver's checks in report order (the registry keeps it on ties of its requirement order).
@@ -125,6 +106,12 @@ CHECKS: tuple[Callable[[Ctx], Iterator[Result]], ...] = (
 
 
 _SPECS: dict[tuple[str, tuple[object, ...], int], list[CheckSpec]] = {}
+
+
+# Stable check ids, declared once each in their check modules (never renumber or rename: users select on them).
+CHECK_IDS: tuple[str, ...] = tuple(
+    i for s in REGISTRY.values() if s.run in CHECKS for i in s.ids if not i.endswith(".")
+)
 
 
 def _specs(entry_point: str, extra: tuple[Callable[[Ctx], Iterator[Result]], ...]) -> list[CheckSpec]:
