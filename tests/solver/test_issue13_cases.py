@@ -180,3 +180,16 @@ def test_oom_advice_names_only_the_framework_of_the_log() -> None:
     torch = next(d for d in diagnose_text(OOM_LOG) if d.category == "gpu_oom")
     assert not [f for f in torch.fixes if "XLA" in f"{f.text} {f.command}" or "tf." in (f.command or "")]
     assert any("torch.autocast" in (f.command or "") for f in torch.fixes)
+
+
+def test_no_framework_install_command_is_built_outside_the_solver() -> None:
+    # Issue 13: the `pip install torch==… --index-url …` fix was built in about five places; the signature
+    # catalogue now points at `compat suggest` (re-checked) instead of a fixed index.
+    from tests.conftest import ROOT
+
+    text = (ROOT / "matrix" / "signatures.yaml").read_text(encoding="utf-8")
+    assert "download.pytorch.org" not in text
+    for path in (ROOT / "compat").rglob("*.py"):
+        if "solver" in path.parts:
+            continue
+        assert "download.pytorch.org" not in path.read_text(encoding="utf-8"), path
