@@ -113,7 +113,7 @@ def torch_candidates(ctx: Ctx) -> list[Candidate]:
                         -float(Version(v.cuda or "0").release[0]),
                         -float(Version(v.cuda or "0").release[1]),
                     ),
-                    f"Install the {v.tag} build of torch {r.raw}",
+                    f"Install the {v.tag} build of torch {r.raw}{inst.suffix}",
                     cmd,
                     "shell",
                     wheel,
@@ -149,7 +149,9 @@ def tensorflow_candidates(ctx: Ctx) -> list[Candidate]:
                 (("tensorflow", r.raw),),
                 category,
                 (dist, -r.version.micro),
-                f"Install TensorFlow {r.raw}" + (" with its CUDA libraries" if gpu and r.and_cuda else ""),
+                f"Install TensorFlow {r.raw}"
+                + (" with its CUDA libraries" if gpu and r.and_cuda else "")
+                + inst.suffix,
                 tf_command(r, gpu, os_name, inst, cpu_installed=tf.build == "cpu"),
                 "shell",
                 None,

@@ -33,6 +33,11 @@ class Installer:
     def note(self) -> str:
         return f"installer: {self.name}" + ("" if self.detected else " (assumed; not known from the facts)")
 
+    @property
+    def suffix(self) -> str:
+        """What a fix's text says about the installer: which one was detected, or that pip was assumed."""
+        return f" (with {self.name}, as installed)" if self.detected else " (pip assumed)"
+
     def install(self, *args: str) -> str:
         if self.name == "uv":
             return " ".join(("uv", "pip", "install", *args))
