@@ -159,4 +159,3 @@ def resolve(
     skipped = unique(result.skipped, lambda s: (s.id, s.reason))
     findings = unique(result.findings, lambda f: (f.id, f.title))
     return Report(findings, skipped, facts.to_json(), matrix.updated_date)
-

@@ -87,8 +87,8 @@ def test_old_driver_fix_offers_a_variant_it_runs(matrix) -> None:  # type: ignor
     # reinstalls the exact local variant.
     f = by_id(check(matrix, torch="2.1.0+cu121", driver="470.82.01"), R.DRIVER_CUDA)[0]
     assert (
-        "pip install --force-reinstall torch==2.1.0+cu118 --index-url https://download.pytorch.org/whl/cu118"
-        == f.fixes[0].command
+        f.fixes[0].command
+        == "pip install --force-reinstall torch==2.1.0+cu118 --index-url https://download.pytorch.org/whl/cu118"
     )
     assert f.fixes[0].change_map == {"torch": "2.1.0+cu118"} and f.fixes[0].kind == "shell"
 
