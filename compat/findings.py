@@ -12,15 +12,36 @@ SEVERITIES = ("error", "warning", "info")
 _RANK = {"info": 0, "warning": 1, "error": 2}
 
 
+FIX_KINDS = ("shell", "python", "config", "manual")
+
+
 @dataclass(frozen=True)
 class Fix:
     """One way out: a sentence and, where one exists, a concrete command."""
 
     text: str
     command: str | None = None
+    """Only what a shell runs (kind "shell"); Python code (kind "python") or a config line (kind "config")."""
+    kind: str = ""
+    """"shell", "python", "config" or "manual"; left empty it is "shell" with a command, else "manual"."""
+    changes: tuple[tuple[str, str], ...] = ()
+    """The facts this fix changes, in `compat check` flag vocabulary (("torch", "2.5.1+cu121"),); a driver value
+    means "at least". A fix with changes is re-checked by the solver before it is shown (compat.solver)."""
+
+    def __post_init__(self) -> None:
+        if not self.kind:
+            object.__setattr__(self, "kind", "shell" if self.command else "manual")
+        if self.kind not in FIX_KINDS:
+            raise ValueError(f"unknown fix kind {self.kind!r}")
+        if isinstance(self.changes, Mapping):
+            object.__setattr__(self, "changes", tuple(sorted(self.changes.items())))
+
+    @property
+    def change_map(self) -> dict[str, str]:
+        return dict(self.changes)
 
     def to_json(self) -> dict[str, Any]:
-        return {"text": self.text, "command": self.command}
+        return {"text": self.text, "command": self.command, "kind": self.kind, "changes": dict(self.changes)}
 
 
 @dataclass(frozen=True)
@@ -42,6 +63,9 @@ class Finding:
     """Where the report shows it: driver, cuda, frameworks, resources, health, stack."""
     line: int | None = None
     """Source line (Dockerfile findings)."""
+    subject: str | None = None
+    """What the finding is about when its id alone does not say ("torch", "tensorflow", "cuda"): the solver's
+    closure test matches a finding before and after a change on (id, subject). Not part of the JSON."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -95,6 +95,20 @@ def watched_distributions() -> dict[str, str]:
     return out
 
 
+def installer_of(names: Iterable[str]) -> Optional[tuple[str, str]]:
+    """(installer, distribution) from the first installed distribution's INSTALLER file (PEP 376/627: "pip",
+    "uv", "conda"), or None when none says."""
+    for name in names:
+        try:
+            text = metadata.distribution(name).read_text("INSTALLER")
+        except (metadata.PackageNotFoundError, OSError):
+            continue
+        tool = (text or "").strip().lower()
+        if tool in ("pip", "uv", "conda"):
+            return tool, name
+    return None
+
+
 def _fact(name: str, raw: Optional[str], source: str) -> Fact:
     """make_fact, but installed metadata that does not parse ("Version: UNKNOWN") is a missing fact, not an error."""
     try:
@@ -138,4 +152,7 @@ def installed_facts(
             values["tf_and_cuda"] = make_fact(
                 "tf_and_cuda", "true" if have else "false", f"{tf_name}[and-cuda] requirements"
             )
+    found = installer_of(("torch", tf_name or "tensorflow", "compat")) if dists is None else None
+    if found is not None:
+        values["installer"] = make_fact("installer", found[0], f"{found[1]}'s INSTALLER file")
     return Facts(values=values)

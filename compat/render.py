@@ -73,7 +73,7 @@ def render_finding(f: Finding, st: Style) -> list[str]:
     for fix in f.fixes:
         lines.append(f"      → {fix.text}")
         if fix.command:
-            lines.append(f"        {st('$ ' + fix.command, 'bold')}")
+            lines.append(f"        {st(('$ ' if fix.kind == 'shell' else '') + fix.command, 'bold')}")
     return lines
 
 

@@ -1,27 +1,31 @@
 """`compat suggest`: the newest PyTorch and TensorFlow that work on a machine, and what blocks anything newer.
 
-Pure: facts + matrix in, a suggestion document out. Versions compare as versions, never as strings.
+Pure: facts + matrix in, a suggestion document out. Every candidate install is checked by the resolver exactly as
+`compat check` would check it, so what suggest picks passes check (with no warning when a warning-free option
+exists), and "what blocks newer" names the resolver's own finding for each release. Versions compare as versions.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from packaging.version import Version
 
+from compat.checks.arch import WHEEL_ARCH
+from compat.checks.context import Ctx, build_context
+from compat.checks.driver import DRIVER_CUDA, check_driver_gpu
+from compat.checks.python import PYTHON_FRAMEWORK
+from compat.checks.rules import driver_requirement
+from compat.checks.tensorflow import TF_WINDOWS
+from compat.errors import InputError
 from compat.facts import Facts
 from compat.findings import Finding
 from compat.matrix import Matrix, TfRelease, TorchRelease, TorchVariant
-from compat.resolver import (
-    Ctx,
-    arch_support,
-    build_context,
-    check_driver_gpu,
-    driver_can_run,
-    driver_requirement,
-)
-from compat.versions import CC
+from compat.solver.commands import installer, pypi_default_tag, tf_command, torch_command
+from compat.solver.solve import apply_changes
+from compat.versions import CC, parse_cc
 
 
 @dataclass
@@ -30,6 +34,13 @@ class Pick:
     variant: Optional[str]
     command: str
     reason: str
+    changes: dict[str, str] = field(default_factory=dict)
+    """The facts this pick sets, in `compat check` flag vocabulary (`compat check --torch 2.8.0+cu128`)."""
+    wheel: Optional[str] = None
+    """torch: "pypi-default" (what plain `pip install torch==X` gets) or "official-variant" (PyTorch's index)."""
+    warnings: list[str] = field(default_factory=list)
+    """Titles of the warnings `compat check` gives for this pick (empty: a warning-free pick)."""
+    installer: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -37,6 +48,11 @@ class Pick:
             "variant": self.variant,
             "command": self.command,
             "reason": self.reason,
+            "kind": "shell",
+            "changes": dict(sorted(self.changes.items())),
+            "wheel": self.wheel,
+            "warnings": list(self.warnings),
+            "installer": self.installer,
         }
 
 
@@ -46,6 +62,8 @@ class Suggestion:
     tensorflow: Optional[Pick]
     blocked: list[dict[str, str]] = field(default_factory=list)
     unavailable: dict[str, str] = field(default_factory=dict)
+    manual: dict[str, str] = field(default_factory=dict)
+    """When no release works: the manual route, per framework."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -54,6 +72,7 @@ class Suggestion:
             "tensorflow": self.tensorflow.to_json() if self.tensorflow else None,
             "blocked": self.blocked,
             "unavailable": dict(sorted(self.unavailable.items())),
+            "manual": dict(sorted(self.manual.items())),
         }
 
 
@@ -61,53 +80,58 @@ def _ccs(ctx: Ctx) -> list[CC]:
     return sorted({g.cc for g in (ctx.gpus or []) if g.cc is not None})
 
 
-def _known_blocker(ctx: Ctx, framework: str, version: Version) -> Optional[str]:
-    """A known-bad combination (severity error) that this release would hit on this machine."""
-    values: dict[str, list[Version]] = {framework: [version]}
-    if ctx.python is not None:
-        values["python"] = [ctx.python]
-    if ctx.driver is not None:
-        values["driver"] = [ctx.driver]
-    ccs = _ccs(ctx)
-    if ccs:
-        values["cc"] = [Version(str(c)) for c in ccs]
-    for issue in ctx.m.known_issues:
-        if issue.severity != "error" or framework not in issue.when or not set(issue.when) <= set(values):
-            continue
-        if all(any(v in spec for v in values[k]) for k, spec in issue.when.items()):
-            return f"{issue.title} ({issue.source})"
-    return None
+@dataclass
+class _Eval:
+    """One candidate install, checked by the resolver exactly as `compat check` would check it."""
+
+    version: Version
+    tag: Optional[str]
+    changes: dict[str, str]
+    errors: list[Finding]
+    warnings: list[Finding]
+    unknown: list[str] = field(default_factory=list)
+    """Data the matrix lacks for this candidate (compiled architectures): not clean, not an error."""
+
+    @property
+    def clean(self) -> bool:
+        return not self.errors and not self.warnings and not self.unknown
+
+    @property
+    def tier(self) -> int:
+        """0: passes check with no warning; 1: warnings only; 2: no error, but data the matrix lacks; 3: errors."""
+        if self.errors:
+            return 3
+        if self.unknown:
+            return 2
+        return 1 if self.warnings else 0
 
 
-def _why_variant_fails(ctx: Ctx, r: TorchRelease, v: TorchVariant) -> Optional[str]:
-    """None when variant `v` of release `r` works on this machine, else every reason it does not."""
-    why: list[str] = []
-    if ctx.python_tag is not None and ctx.python_tag not in r.python:
-        why.append(f"no wheels for Python {ctx.python_tag}")
-    if v.is_cuda:
-        os_name = ctx.driver_os()
-        if ctx.driver is not None and v.cuda:
-            state = driver_can_run(ctx.m, ctx.driver, Version(v.cuda), os_name)
-            if state == "no" or state is None:
-                why.append(_driver_need(ctx, v.cuda, os_name))
-        for cc in _ccs(ctx):
-            if v.archs is None:
-                why.append("its compiled architectures are unknown")
-                break
-            how, _ = arch_support(v.archs, cc)
-            if how == "none":
-                why.append(f"this GPU ({cc.sm}) is not compiled into {v.tag} wheels")
-            elif (
-                how == "ptx"
-                and ctx.driver is not None
-                and v.cuda
-                and driver_can_run(ctx.m, ctx.driver, Version(v.cuda), os_name) != "ok"
-            ):
-                why.append(f"this GPU ({cc.sm}) needs PTX JIT, which needs the driver of CUDA {v.cuda}")
-    known = _known_blocker(ctx, "torch", r.version)
-    if known:
-        why.append(known)
-    return "; ".join(why) or None
+# Checks whose skip for lack of matrix data leaves a candidate unproven (not clean, not an error).
+_DATA_CHECKS = {
+    "driver.cuda": "its driver requirement is unknown to the matrix",
+    "wheel.arch": "its compiled architectures are unknown to the matrix",
+}
+
+
+def _evaluate(facts: Facts, m: Matrix, changes: dict[str, str]) -> _Eval:
+    from compat.resolver import resolve
+
+    rep = resolve(apply_changes(facts, changes), m, want_fixes=False)
+    unknown = [
+        _DATA_CHECKS[s.id]
+        for s in rep.skipped
+        if s.id in _DATA_CHECKS and ("matrix" in s.reason and "give --" not in s.reason)
+    ]
+    ver = Version(Version(next(iter(changes.values()))).public)
+    tag = Version(changes["torch"]).local if "torch" in changes else None
+    return _Eval(
+        ver,
+        tag,
+        dict(changes),
+        [f for f in rep.findings if f.severity == "error"],
+        [f for f in rep.findings if f.severity == "warning"],
+        unknown,
+    )
 
 
 def _driver_need(ctx: Ctx, cuda: str, os_name: str) -> str:
@@ -122,6 +146,47 @@ def _driver_need(ctx: Ctx, cuda: str, os_name: str) -> str:
         if need == floor and major in ctx.m.minor_compat
         else f"needs driver ≥ {need} (CUDA {cuda})"
     )
+
+
+def _sm(f: Finding) -> str:
+    cc = f.facts.get("cc")
+    try:
+        return parse_cc(str(cc)).sm if cc else "?"
+    except InputError:
+        return str(cc)
+
+
+def _why(ctx: Ctx, ev: _Eval, what: str) -> str:
+    """The real blocker of one candidate, named from the resolver's own findings (errors first)."""
+    out: list[str] = []
+    for f in ev.errors:
+        if f.id == DRIVER_CUDA and "cuda" in f.facts and "driver" in f.facts:
+            out.append(_driver_need(ctx, str(f.facts["cuda"]), ctx.driver_os()))
+        elif f.id == WHEEL_ARCH:
+            out.append(f"this GPU ({_sm(f)}) is not compiled into {what} wheels")
+        elif f.id == PYTHON_FRAMEWORK:
+            out.append(f"no wheels for Python {ctx.python_tag}")
+        elif f.id == TF_WINDOWS:
+            out.append("no GPU support on native Windows after TensorFlow 2.10 (use WSL2)")
+        elif f.id.startswith("known."):
+            row = next((k for k in ctx.m.known_issues if f"known.{k.id}" == f.id), None)
+            out.append(f"{f.title} ({row.source})" if row else f.title)
+        else:
+            out.append(f.title)
+    if not out:
+        for f in ev.warnings:
+            if f.id == DRIVER_CUDA and "cuda" in f.facts:
+                _, own, _ = driver_requirement(ctx.m, Version(str(f.facts["cuda"])), ctx.driver_os())
+                out.append(
+                    "runs only under CUDA minor-version compatibility"
+                    + (f" (full support needs driver ≥ {own})" if own else "")
+                )
+            elif f.id == WHEEL_ARCH:
+                out.append(f"this GPU ({_sm(f)}) runs {what} wheels only through PTX JIT")
+            else:
+                out.append(f"only with a warning: {f.title}")
+        out += ev.unknown
+    return "; ".join(dict.fromkeys(out)) or "no release matches"
 
 
 def _group_blocked(name: str, fails: list[tuple[Version, str]], newest: Version) -> list[dict[str, str]]:
@@ -145,17 +210,30 @@ def _unavailable(blocked: list[dict[str, str]]) -> str:
     return "; ".join(f"{b['what']}: {b['why']}" for b in blocked) or "no release matches"
 
 
-def _torch_command(r: TorchRelease, v: TorchVariant, os_name: str) -> str:
-    default = (
-        r.pypi_default if os_name == "linux" else r.pypi_default_windows if os_name == "windows" else "cpu"
-    )
-    if v.tag == default:
-        return f"pip install torch=={r.raw}"
-    url = v.index_url or f"https://download.pytorch.org/whl/{v.tag}"
-    return f"pip install torch=={r.raw} --index-url {url}"
+def _best(evals: list[_Eval]) -> _Eval:
+    """The candidate of a release that comes closest to working (fewest errors, then warnings)."""
+    return min(evals, key=lambda e: (e.tier, len(e.errors), len(e.warnings) + len(e.unknown)))
 
 
-def suggest_torch(ctx: Ctx, want_gpu: bool) -> tuple[Optional[Pick], list[dict[str, str]], Optional[str]]:
+def _choose(
+    per_release: list[tuple[Version, list[_Eval]]], prefer: Callable[[_Eval], tuple[Any, ...]]
+) -> Optional[_Eval]:
+    """The newest release with a candidate of the best tier found anywhere: warning-free when any warning-free
+    one exists (what `compat check` then confirms), else warnings only, else unproven by the matrix."""
+    tiers = [e.tier for _, evs in per_release for e in evs if e.tier < 3]
+    if not tiers:
+        return None
+    want = min(tiers)
+    for _, evs in per_release:
+        ok = [e for e in evs if e.tier == want]
+        if ok:
+            return min(ok, key=prefer)
+    return None
+
+
+def suggest_torch(
+    ctx: Ctx, facts: Facts, want_gpu: bool
+) -> tuple[Optional[Pick], list[dict[str, str]], Optional[str]]:
     releases = sorted(
         (r for r in ctx.m.torch if not r.version.is_prerelease), key=lambda r: r.version, reverse=True
     )
@@ -164,24 +242,48 @@ def suggest_torch(ctx: Ctx, want_gpu: bool) -> tuple[Optional[Pick], list[dict[s
     newest = releases[0]
     os_name = ctx.os or "linux"
     gpu_ok = want_gpu and os_name != "macos"
-    fails: list[tuple[Version, str]] = []
+    per_release: list[tuple[Version, list[_Eval]]] = []
+    by_eval: dict[int, tuple[TorchRelease, TorchVariant]] = {}
     for r in releases:
         cands = [v for v in r.variants if v.is_cuda] if gpu_ok else [v for v in r.variants if v.tag == "cpu"]
         if not cands and not gpu_ok:
             cands = [v for v in r.variants if not v.is_cuda and not v.tag.startswith("rocm")]
-        cands.sort(key=lambda v: Version(v.cuda or "0"), reverse=True)
-        reasons = []
+        evs = []
         for v in cands:
-            why = _why_variant_fails(ctx, r, v)
-            if why is None:
-                pick = Pick(r.raw, v.tag, _torch_command(r, v, os_name), _torch_reason(ctx, r, v, newest))
-                return pick, _group_blocked("torch", fails, newest.version), None
-            reasons.append((v.tag, why))
-        if reasons:
-            # The newest-CUDA variant's reason stands for the release.
-            fails.append((r.version, reasons[0][1]))
+            ev = _evaluate(facts, ctx.m, {"torch": f"{r.raw}+{v.tag}"})
+            by_eval[id(ev)] = (r, v)
+            evs.append(ev)
+        if evs:
+            per_release.append((r.version, evs))
+
+    def prefer(e: _Eval) -> tuple[Any, ...]:
+        r, v = by_eval[id(e)]
+        cuda = Version(v.cuda or "0").release
+        return (0 if v.tag == pypi_default_tag(r, os_name) else 1, tuple(-x for x in cuda))
+
+    chosen = _choose(per_release, prefer)
+    fails = [
+        (ver, _why(ctx, _best(evs), f"{_best(evs).tag}"))
+        for ver, evs in per_release
+        if chosen is None or ver > chosen.version
+    ]
     blocked = _group_blocked("torch", fails, newest.version)
-    return None, blocked, _unavailable(blocked)
+    if chosen is None:
+        return None, blocked, _unavailable(blocked)
+    r, v = by_eval[id(chosen)]
+    inst = installer(facts)
+    command, wheel = torch_command(r, v, os_name, inst)
+    pick = Pick(
+        r.raw,
+        v.tag,
+        command,
+        _torch_reason(ctx, r, v, newest),
+        dict(chosen.changes),
+        wheel,
+        [f.title for f in chosen.warnings],
+        inst.note,
+    )
+    return pick, blocked, None
 
 
 def _torch_reason(ctx: Ctx, r: TorchRelease, v: TorchVariant, newest: TorchRelease) -> str:
@@ -199,69 +301,61 @@ def _torch_reason(ctx: Ctx, r: TorchRelease, v: TorchVariant, newest: TorchRelea
     return " ".join(bits)
 
 
-def _tf_command(r: TfRelease, gpu: bool, os_name: str) -> str:
-    if gpu and os_name == "linux" and r.and_cuda:
-        return f"pip install 'tensorflow[and-cuda]=={r.raw}'"
-    return f"pip install tensorflow=={r.raw}"
-
-
-def _why_tf_fails(ctx: Ctx, r: TfRelease, gpu: bool) -> Optional[str]:
-    why: list[str] = []
-    if ctx.python_tag is not None and ctx.python_tag not in r.python:
-        why.append(f"no wheels for Python {ctx.python_tag}")
-    if gpu:
-        if ctx.os == "windows" and r.windows_gpu is False:
-            why.append("no GPU support on native Windows after TensorFlow 2.10 (use WSL2)")
-        elif ctx.os == "macos":
-            why.append("no CUDA on macOS")
-        elif ctx.driver is not None and r.cuda:
-            state = driver_can_run(ctx.m, ctx.driver, Version(r.cuda), ctx.driver_os())
-            if state == "no" or state is None:
-                why.append(_driver_need(ctx, r.cuda, ctx.driver_os()))
-        for cc in _ccs(ctx):
-            if r.archs is not None and arch_support(r.archs, cc)[0] == "none":
-                why.append(f"this GPU ({cc.sm}) is not compiled into TensorFlow's wheels")
-        known = _known_blocker(ctx, "tensorflow", r.version)
-        if known:
-            why.append(known)
-    return "; ".join(why) or None
-
-
-def suggest_tf(ctx: Ctx, want_gpu: bool) -> tuple[Optional[Pick], list[dict[str, str]], Optional[str]]:
+def suggest_tf(
+    ctx: Ctx, facts: Facts, want_gpu: bool
+) -> tuple[Optional[Pick], list[dict[str, str]], Optional[str]]:
     releases = sorted(
         (r for r in ctx.m.tensorflow if not r.version.is_prerelease), key=lambda r: r.version, reverse=True
     )
     if not releases:
         return None, [], "the matrix has no TensorFlow releases"
-    fails: list[tuple[Version, str]] = []
+    per_release: list[tuple[Version, list[_Eval]]] = []
+    rows: dict[Version, TfRelease] = {}
     for r in releases:
-        why = _why_tf_fails(ctx, r, want_gpu)
-        if why is None:
-            needs = ""
-            if want_gpu and not (ctx.os == "linux" and r.and_cuda) and r.cuda:
-                needs = f"; it needs CUDA {r.cuda} and cuDNN {r.cudnn} installed on the system"
-            reason = (
-                "newest TensorFlow that runs here"
-                + (f" on the GPU (CUDA {r.cuda}, cuDNN {r.cudnn})" if want_gpu else " on the CPU")
-                + needs
-            )
-            return (
-                Pick(
-                    r.raw,
-                    "and-cuda" if want_gpu and r.and_cuda and ctx.os == "linux" else None,
-                    _tf_command(r, want_gpu, ctx.os or "linux"),
-                    reason,
-                ),
-                _group_blocked("tensorflow", fails, releases[0].version),
-                None,
-            )
-        fails.append((r.version, why))
+        per_release.append((r.version, [_evaluate(facts, ctx.m, {"tensorflow": r.raw})]))
+        rows[r.version] = r
+    chosen = _choose(per_release, lambda e: ())
+    fails = [
+        (ver, _why(ctx, evs[0], "TensorFlow's"))
+        for ver, evs in per_release
+        if chosen is None or ver > chosen.version
+    ]
     blocked = _group_blocked("tensorflow", fails, releases[0].version)
-    return None, blocked, _unavailable(blocked)
+    if chosen is None:
+        return None, blocked, _unavailable(blocked)
+    r = rows[chosen.version]
+    needs = ""
+    if want_gpu and not (ctx.os == "linux" and r.and_cuda) and r.cuda:
+        needs = f"; it needs CUDA {r.cuda} and cuDNN {r.cudnn} installed on the system"
+    reason = (
+        "newest TensorFlow that runs here"
+        + (f" on the GPU (CUDA {r.cuda}, cuDNN {r.cudnn})" if want_gpu else " on the CPU")
+        + needs
+    )
+    inst = installer(facts)
+    pick = Pick(
+        r.raw,
+        "and-cuda" if want_gpu and r.and_cuda and ctx.os == "linux" else None,
+        tf_command(r, want_gpu, ctx.os or "linux", inst),
+        reason,
+        dict(chosen.changes),
+        None,
+        [f.title for f in chosen.warnings],
+        inst.note,
+    )
+    return pick, blocked, None
+
+
+MANUAL = {
+    "torch": "No official PyTorch wheel works here: change what blocks it (above), or build PyTorch from source "
+    "for this GPU (https://github.com/pytorch/pytorch#from-source).",
+    "tensorflow": "No official TensorFlow wheel works here: change what blocks it (above), or build TensorFlow "
+    "from source (https://www.tensorflow.org/install/source).",
+}
 
 
 def suggest(facts: Facts, m: Matrix) -> Suggestion:
-    ctx = build_context(facts, m)
+    ctx = build_context(facts, m, want_fixes=False)
     want_gpu = bool(ctx.gpus) or ctx.driver is not None
     # A driver branch that no longer drives this GPU blocks everything: answer for the branch that does.
     unsupported = [f for f in check_driver_gpu(ctx) if isinstance(f, Finding)]
@@ -281,19 +375,30 @@ def suggest(facts: Facts, m: Matrix) -> Suggestion:
             for d in r.min_driver.values()
             if d is not None and Version(d).release[0] <= last
         ]
-        best = max(known) if known else None
-        ctx.driver, ctx.driver_raw = (best[0], best[1]) if best else (None, None)
+        if known:
+            facts = apply_changes(facts, {"driver": max(known)[1]})
+        else:
+            facts = Facts(
+                {k: v for k, v in facts.values.items() if k != "driver"}, facts.gpus, facts.gpus_source
+            )
+        ctx = build_context(facts, m, want_fixes=False)
         branch_note = f" (after switching to the R{last} driver branch)"
-    t, tb, tr = suggest_torch(ctx, want_gpu)
-    f, fb, fr = suggest_tf(ctx, want_gpu)
+    t, tb, tr = suggest_torch(ctx, facts, want_gpu)
+    f, fb, fr = suggest_tf(ctx, facts, want_gpu)
     for pick in (t, f):
         if pick is not None and branch_note:
             pick.reason += branch_note
+            drv = facts.get("driver")
+            if drv is not None and drv.raw:
+                # The answer holds on that branch's driver: `compat check` with these changes confirms it.
+                pick.changes["driver"] = drv.raw
     s = Suggestion(t, f, first + tb + fb)
     if t is None and tr:
         s.unavailable["torch"] = tr
+        s.manual["torch"] = MANUAL["torch"]
     if f is None and fr:
         s.unavailable["tensorflow"] = fr
+        s.manual["tensorflow"] = MANUAL["tensorflow"]
     return s
 
 
@@ -303,11 +408,15 @@ def render_suggestion(s: Suggestion) -> str:
         key = "torch" if name == "PyTorch" else "tensorflow"
         if pick is None:
             lines.append(f"{name}: no release works here — {s.unavailable.get(key, 'unknown')}")
+            if key in s.manual:
+                lines.append(f"  {s.manual[key]}")
             continue
         lines.append(
             f"{name} {pick.version}" + (f" ({pick.variant})" if pick.variant else "") + f": {pick.reason}"
         )
         lines.append(f"  $ {pick.command}")
+        for w in pick.warnings:
+            lines.append(f"  (compat check warns: {w})")
     if s.blocked:
         lines.append("")
         lines.append("What blocks anything newer:")

@@ -18,10 +18,11 @@ selects only itself and its sub-ids (``driver.cuda.x``), never ``driver.cudax``.
 
 from __future__ import annotations
 
+import functools
 import graphlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, Union
+from typing import Any, Literal, Protocol, TypeVar, Union
 
 from compat.findings import Finding, Skip
 
@@ -40,6 +41,7 @@ class Context(Protocol):
 
 
 CheckFn = Callable[[Any], Iterable[Result]]
+F = TypeVar("F", bound=CheckFn)
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,11 @@ class CheckSpec:
     doc: str = ""
     order: int = 0
     """Registration order: ties in the topological order keep it (deterministic reports)."""
+    covered_by: tuple[str, ...] = ()
+    """Checks whose errors may already name this check's root cause: a finding of this check whose every fact
+    equals a fact of such an error (the same GPU, the same versions) is skipped with that reason. Finer than
+    ``check:`` (which skips the whole check): a known issue of one GPU is still reported beside an error about
+    another GPU."""
 
 
 REGISTRY: dict[str, CheckSpec] = {}
@@ -75,10 +82,11 @@ def check(
     requires: Sequence[str] = (),
     entry_points: Iterable[str] = ("check", "doctor", "dockerfile", "guard"),
     doc: str = "",
-) -> Callable[[CheckFn], CheckFn]:
+    covered_by: Sequence[str] = (),
+) -> Callable[[F], F]:
     """Register `fn` as the check `name`. `ids` defaults to ``(name,)``."""
 
-    def deco(fn: CheckFn) -> CheckFn:
+    def deco(fn: F) -> F:
         register(
             CheckSpec(
                 name=name,
@@ -88,6 +96,7 @@ def check(
                 run=fn,
                 doc=doc or (fn.__doc__ or "").strip().split("\n")[0],
                 order=len(REGISTRY),
+                covered_by=tuple(covered_by),
             )
         )
         return fn
@@ -144,11 +153,17 @@ class RunResult:
 
 def ordered(specs: Iterable[CheckSpec]) -> list[CheckSpec]:
     """`specs` in an order where every check comes after the checks it requires (registration order on ties)."""
-    specs = sorted(specs, key=lambda s: s.order)
+    return list(_ordered(tuple(specs)))
+
+
+@functools.lru_cache(maxsize=64)
+def _ordered(specs_in: tuple[CheckSpec, ...]) -> tuple[CheckSpec, ...]:
+    specs = sorted(specs_in, key=lambda s: s.order)
     by_name = {s.name: s for s in specs}
     ts: graphlib.TopologicalSorter[str] = graphlib.TopologicalSorter()
     for s in specs:
         deps = [r[6:] for r in s.requires if r.startswith("check:") and r[6:] in by_name]
+        deps += [n for n in s.covered_by if n in by_name]
         ts.add(s.name, *deps)
     try:
         ts.prepare()
@@ -159,7 +174,7 @@ def ordered(specs: Iterable[CheckSpec]) -> list[CheckSpec]:
         ready = sorted(ts.get_ready(), key=lambda n: by_name[n].order)
         out.extend(by_name[n] for n in ready)
         ts.done(*ready)
-    return out
+    return tuple(out)
 
 
 def _unmet(spec: CheckSpec, ctx: Context, failed: dict[str, str]) -> str | None:
@@ -186,6 +201,7 @@ def run_checks(
     chosen = [s for s in (REGISTRY.values() if specs is None else specs) if entry_point in s.entry_points]
     result = RunResult()
     failed: dict[str, str] = {}
+    errors: dict[str, list[Finding]] = {}
     for spec in ordered(chosen):
         reason = _unmet(spec, ctx, failed)
         if reason is not None:
@@ -197,11 +213,42 @@ def run_checks(
             if isinstance(r, Skip):
                 result.skipped.append(r)
                 continue
+            cover = _covering(r, spec, errors)
+            if cover is not None:
+                result.skipped.append(
+                    Skip(r.id, f"{cover.id} already reports this root cause ({cover.title})")
+                )
+                continue
             if r.severity == "error":
                 failed.setdefault(spec.name, f"found an error ({r.id})")
+                errors.setdefault(spec.name, []).append(r)
             if selected(r.id, select, ignore):
                 result.findings.append(r)
     return result
+
+
+def _covering(r: Finding, spec: CheckSpec, errors: dict[str, list[Finding]]) -> Finding | None:
+    """An error of a `covered_by` check resting on the same facts as `r`, if any."""
+    if not spec.covered_by or not r.facts:
+        return None
+    for name in spec.covered_by:
+        for e in errors.get(name, ()):
+            if all(k in e.facts and _same_value(v, e.facts[k]) for k, v in r.facts.items()):
+                return e
+    return None
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    if a == b:
+        return True
+    if isinstance(a, str) and isinstance(b, str):
+        from packaging.version import InvalidVersion, Version
+
+        try:
+            return Version(Version(a).public) == Version(Version(b).public)
+        except InvalidVersion:
+            return False
+    return False
 
 
 def _iterate(results: Iterable[Result]) -> Iterator[Result]:

@@ -30,6 +30,7 @@ from compat.facts import Fact, Facts, Gpu, make_fact
 from compat.findings import Finding, Fix, Report, Skip, unique
 from compat.matrix import Matrix, TorchRelease
 from compat.resolver import arch_support, driver_can_run, driver_requirement, resolve
+from compat.solver.commands import Installer, torch_command, torch_for_cuda
 from compat.versions import CC, Arch, major_minor, parse_cc
 
 # Stable ids of the Dockerfile checks (never renumbered).
@@ -705,7 +706,7 @@ def _torch_tag_fixes(m: Matrix, rel: TorchRelease, tag: str) -> tuple[Fix, ...]:
         fixes.append(
             Fix(
                 f"Use an index torch {rel.raw} is published on ({v.tag})",
-                f"pip install torch=={rel.raw} --index-url {v.index_url or 'https://download.pytorch.org/whl/' + v.tag}",
+                torch_command(rel, v, "linux", Installer("pip", False))[0],
             )
         )
     newer = [r for r in m.torch if r.variant(tag) is not None]
@@ -720,7 +721,7 @@ def _torch_tag_fixes(m: Matrix, rel: TorchRelease, tag: str) -> tuple[Fix, ...]:
         fixes.append(
             Fix(
                 f"Or pin a torch release that has a {tag} build",
-                f"pip install torch=={r.raw} --index-url {var.index_url or 'https://download.pytorch.org/whl/' + tag}",
+                torch_command(r, var, "linux", Installer("pip", False))[0],
             )
         )
     return tuple(fixes)
@@ -909,7 +910,7 @@ def _f(
 def check_stage(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding | Skip]:
     yield from _check_cuda_stacks(st, m)
     yield from _check_cudnn(st, m)
-    yield from _check_cpu_wheel(st)
+    yield from _check_cpu_wheel(st, m)
     yield from _check_arch_list(st, m, opts)
     yield from _check_require_cuda(st, m, opts)
     yield from _check_no_nvcc(st)
@@ -979,7 +980,7 @@ def _check_cuda_stacks(st: Stage, m: Matrix) -> Iterator[Finding | Skip]:
                     ),
                     Fix(
                         f"Or install the torch build for CUDA {major_minor(base)}",
-                        f"pip install torch --index-url https://download.pytorch.org/whl/cu{major_minor(base).replace('.', '')}",
+                        (torch_for_cuda(m, str(base)) or (None, ""))[0],
                     ),
                 ),
                 facts={"base_cuda": st.cuda.value, "torch_cuda": t.cuda, "stage": st.label},
@@ -1096,7 +1097,7 @@ def _check_cudnn(st: Stage, m: Matrix) -> Iterator[Finding | Skip]:
         )
 
 
-def _check_cpu_wheel(st: Stage) -> Iterator[Finding | Skip]:
+def _check_cpu_wheel(st: Stage, m: Matrix) -> Iterator[Finding | Skip]:
     if st.cuda is None:
         return
     t = st.torch
@@ -1118,7 +1119,7 @@ def _check_cpu_wheel(st: Stage) -> Iterator[Finding | Skip]:
             fixes=(
                 Fix(
                     "Install a CUDA build of torch",
-                    f"pip install torch --index-url https://download.pytorch.org/whl/cu{''.join(st.cuda.value.split('.')[:2])}",
+                    (torch_for_cuda(m, st.cuda.value, t.raw) or (None, ""))[0],
                 ),
             ),
             facts={"torch": t.raw, "stage": st.label},

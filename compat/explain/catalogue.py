@@ -232,10 +232,14 @@ def _fixes(raw: Any, where: str, problems: list[str]) -> tuple[Fix, ...]:
         if cmd is not None and not isinstance(cmd, str):
             problems.append(f"{where}: fixes[{i}].command must be a string")
             cmd = None
-        unknown = set(f) - {"text", "command"}
+        unknown = set(f) - {"text", "command", "kind"}
         if unknown:
             problems.append(f"{where}: fixes[{i}] has unknown keys {sorted(unknown)}")
-        out.append(Fix(f["text"].strip(), cmd.strip() if cmd else None))
+        kind = f.get("kind", "")
+        if kind not in ("", "shell", "python", "config", "manual"):
+            problems.append(f"{where}: fixes[{i}].kind must be shell, python, config or manual")
+            kind = ""
+        out.append(Fix(f["text"].strip(), cmd.strip() if cmd else None, kind))
     return tuple(out)
 
 

@@ -113,22 +113,11 @@ def _with(d: Diagnosis, status: str, note: str, fixes: tuple[Fix, ...] = (), **f
 
 
 def _torch_commands(ctx: Any, ok: Callable[[str], bool], limit: int = 2) -> list[Fix]:
-    """pip commands for this torch release's CUDA builds whose CUDA version passes `ok`, newest first."""
-    t = ctx.torch
-    if t is None or t.release is None:
-        return []
-    cands = [v for v in t.release.variants if v.is_cuda and v.cuda and ok(v.cuda)]
-    cands.sort(key=lambda v: Version(v.cuda or "0"), reverse=True)
-    out = []
-    for v in cands[:limit]:
-        url = v.index_url or f"https://download.pytorch.org/whl/{v.tag}"
-        out.append(
-            Fix(
-                f"Install the {v.tag} build of torch {t.release.raw}",
-                f"pip install torch=={t.release.raw} --index-url {url}",
-            )
-        )
-    return out
+    """The solver's torch fixes for this stack's driver.cuda finding (re-checked; compat.solver)."""
+    from compat.solver.solve import fixes_for
+
+    del ok  # the solver re-checks each candidate through the resolver instead
+    return fixes_for(ctx, "driver.cuda", "torch", "torch")[:limit]
 
 
 def _driver_too_old(d: Diagnosis, facts: Facts, m: Any) -> Diagnosis:

@@ -89,5 +89,5 @@ def _one(d: Diagnosis, st: Style, *, primary: bool) -> list[str]:
         for f in fixes:
             lines += _wrap(f"→ {f.text}", ind, "  ")
             if f.command:
-                lines.append(f"{ind}  {st('$ ' + f.command, 'bold')}")
+                lines.append(f"{ind}  {st(('$ ' if f.kind == 'shell' else '') + f.command, 'bold')}")
     return lines

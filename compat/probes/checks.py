@@ -15,6 +15,7 @@ from packaging.version import InvalidVersion, Version
 
 from compat.findings import Finding, Fix, Skip
 from compat.resolver import GPU_REQUIRED, Ctx, Result, driver_can_run
+from compat.solver.commands import tf_and_cuda
 
 # Stable check ids. Never renumber or rename.
 GPU_NONE = "gpu.none"
@@ -1193,7 +1194,7 @@ def check_frameworks(ctx: Ctx) -> Iterator[Result]:
                     (
                         Fix(
                             "Install the CUDA libraries TensorFlow pins",
-                            f"pip install 'tensorflow[and-cuda]=={doc.get('version')}'",
+                            tf_and_cuda(doc.get("version")),
                         ),
                     ),
                     {"tensorflow": doc.get("version")},

@@ -216,9 +216,10 @@ def _fixes(value: Any) -> tuple[Fix, ...]:
         elif isinstance(f, str):
             out.append(Fix(f))
         elif isinstance(f, dict):
-            out.append(Fix(str(f.get("text", "")), f.get("command")))
+            kind = f.get("kind") if f.get("kind") in ("shell", "python", "config", "manual") else ""
+            out.append(Fix(str(f.get("text", "")), f.get("command"), str(kind or "")))
         elif hasattr(f, "text"):
-            out.append(Fix(str(f.text), getattr(f, "command", None)))
+            out.append(Fix(str(f.text), getattr(f, "command", None), getattr(f, "kind", "")))
     return tuple(out)
 
 

@@ -33,13 +33,15 @@ TF_DISTS = (
 )
 DISTS = {"torch": ("torch",), "tensorflow": TF_DISTS}
 INSTALL = {
+    # The wheel that fits this driver and GPU comes from the solver (issue 13): `compat suggest` names it.
     "torch": Fix(
-        "Install PyTorch (see https://pytorch.org/get-started/locally/ for the CUDA wheels)",
-        "pip install torch",
+        "Install PyTorch: compat suggest names the wheel for this driver and GPU, re-checked",
+        "compat suggest",
     ),
     "tensorflow": Fix(
-        "Install TensorFlow (the [and-cuda] extra brings its CUDA libraries on Linux)",
-        "pip install 'tensorflow[and-cuda]'",
+        "Install TensorFlow: compat suggest names the release for this driver and GPU (with its [and-cuda] "
+        "extra on Linux), re-checked",
+        "compat suggest",
     ),
 }
 DETECT_TIMEOUT = 60.0

@@ -11,10 +11,17 @@ from compat.resolver import resolve
 
 
 def check(m: Matrix, *, require_gpu: bool = False, os: str = "linux", **flags: Optional[str]) -> Report:
-    facts = Facts(values={"os": make_fact("os", os, "--os")})
-    return resolve(
-        apply_flags(facts, {k: v for k, v in flags.items() if v is not None}), m, require_gpu=require_gpu
+    """The report for a stack; every stack a test builds here also proves the closure property of its fixes
+    (issue 13: a fix with `changes`, applied, removes its finding and adds no error)."""
+    from tests.solver.sweep import closure_failures
+
+    facts = apply_flags(
+        Facts(values={"os": make_fact("os", os, "--os")}), {k: v for k, v in flags.items() if v is not None}
     )
+    report = resolve(facts, m, require_gpu=require_gpu)
+    failures = list(closure_failures(m, facts, str(flags), report, require_gpu))
+    assert failures == [], failures
+    return report
 
 
 def by_id(report: Report, check_id: str) -> list[Finding]:

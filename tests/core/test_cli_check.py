@@ -28,7 +28,7 @@ def test_json_document_contract(run) -> None:  # type: ignore[no-untyped-def]
     assert set(doc) >= {"schema_version", "verdict", "findings", "skipped", "facts", "matrix"}
     f = doc["findings"][0]
     assert set(f) >= {"id", "severity", "title", "message", "fixes"}
-    assert all(set(x) == {"text", "command"} for x in f["fixes"])
+    assert all(set(x) == {"text", "command", "kind", "changes"} for x in f["fixes"])
     assert doc["facts"]["driver"]["raw"] == "470.82.01" and doc["facts"]["driver"]["source"] == "--driver"
     assert doc["matrix"]["updated"].count("-") == 2
     assert all(set(s) == {"id", "reason"} for s in doc["skipped"])

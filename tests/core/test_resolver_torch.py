@@ -83,10 +83,14 @@ def test_torch_driver(matrix, torch: str, os: str, driver: str, expected: Option
 
 
 def test_old_driver_fix_offers_a_variant_it_runs(matrix) -> None:  # type: ignore[no-untyped-def]
+    # Issue 13: a plain `torch==2.1.0` over an installed 2.1.0+cu121 is "Requirement already satisfied"; the fix
+    # reinstalls the exact local variant.
     f = by_id(check(matrix, torch="2.1.0+cu121", driver="470.82.01"), R.DRIVER_CUDA)[0]
-    assert "pip install torch==2.1.0 --index-url https://download.pytorch.org/whl/cu118" in [
-        x.command for x in f.fixes
-    ]
+    assert (
+        f.fixes[0].command
+        == "pip install --force-reinstall torch==2.1.0+cu118 --index-url https://download.pytorch.org/whl/cu118"
+    )
+    assert f.fixes[0].change_map == {"torch": "2.1.0+cu118"} and f.fixes[0].kind == "shell"
 
 
 # (torch, python, expected) — cp tags of the wheels on PyPI.

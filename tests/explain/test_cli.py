@@ -35,7 +35,7 @@ def test_json_contract(tmp_path: Path, run) -> None:  # type: ignore[no-untyped-
         assert d["category"] in CATEGORIES
         assert 0.0 <= d["confidence"] <= 1.0
         assert isinstance(d["evidence"], list) and d["evidence"]
-        assert all(set(f) == {"text", "command"} for f in d["fixes"])
+        assert all(set(f) == {"text", "command", "kind", "changes"} for f in d["fixes"])
     assert doc["diagnoses"][0]["facts"]["driver_cuda"] == "10.1"
 
 

@@ -45,7 +45,10 @@ def test_raises_for_old_driver_and_cu121_torch(env: dict[str, str]) -> None:
     msg = str(exc.value)
     assert isinstance(exc.value, RuntimeError)
     assert "470.82.01" in msg and "driver.cuda" in msg and "fix:" in msg
-    assert "pip install torch==2.1.0 --index-url https://download.pytorch.org/whl/cu118" in msg
+    assert (
+        "pip install --force-reinstall torch==2.1.0+cu118 --index-url https://download.pytorch.org/whl/cu118"
+        in msg
+    )
 
 
 def test_raises_for_tensorflow_too(env: dict[str, str]) -> None:

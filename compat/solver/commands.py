@@ -1,0 +1,140 @@
+"""Install commands for a stack change: the one place that writes `pip install torch==… --index-url …`.
+
+Commands really change the install: switching the local variant of an installed version reinstalls it with the
+exact `==X+tag` pin (pip answers "Requirement already satisfied" to a plain `torch==X` over `X+cpu`), and
+`tensorflow-cpu` is removed before `tensorflow[and-cuda]` (both own the `tensorflow` import package). The
+installer is respected: pip, uv, or a conda environment (pip inside it: PyTorch publishes no conda packages
+after 2.5, https://github.com/pytorch/pytorch/issues/138506).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from packaging.version import InvalidVersion, Version
+
+from compat.facts import Facts
+from compat.matrix import Matrix, TfRelease, TorchRelease, TorchVariant
+
+INSTALLERS = ("pip", "uv", "conda")
+PYTORCH_INDEX = "https://download.pytorch.org/whl/"
+
+
+@dataclass(frozen=True)
+class Installer:
+    """Which tool installs into the environment, and whether compat detected it or assumed it."""
+
+    name: str
+    """"pip", "uv" or "conda"."""
+    detected: bool
+    """False: not known from the facts, pip assumed."""
+
+    @property
+    def note(self) -> str:
+        return f"installer: {self.name}" + ("" if self.detected else " (assumed; not known from the facts)")
+
+    @property
+    def suffix(self) -> str:
+        """What a fix's text says about the installer: which one was detected, or that pip was assumed."""
+        return f" (with {self.name}, as installed)" if self.detected else " (pip assumed)"
+
+    def install(self, *args: str) -> str:
+        if self.name == "uv":
+            return " ".join(("uv", "pip", "install", *args))
+        if self.name == "conda":
+            return " ".join(("python", "-m", "pip", "install", *args))
+        return " ".join(("pip", "install", *args))
+
+    def uninstall(self, *names: str) -> str:
+        if self.name == "uv":
+            return " ".join(("uv", "pip", "uninstall", *names))
+        if self.name == "conda":
+            return " ".join(("python", "-m", "pip", "uninstall", "-y", *names))
+        return " ".join(("pip", "uninstall", "-y", *names))
+
+    def reinstall_flag(self, package: str) -> tuple[str, ...]:
+        return ("--reinstall-package", package) if self.name == "uv" else ("--force-reinstall",)
+
+
+def installer(facts: Facts) -> Installer:
+    """The installer named by the `installer` fact (compat.installed reads it from INSTALLER files), else pip."""
+    f = facts.get("installer")
+    if f is not None and f.value in INSTALLERS:
+        return Installer(f.value, True)
+    return Installer("pip", False)
+
+
+def pypi_default_tag(r: TorchRelease, os_name: str) -> str | None:
+    """The variant plain `pip install torch==X` gets from PyPI on `os_name`."""
+    if os_name == "windows":
+        return r.pypi_default_windows
+    if os_name == "macos":
+        return "cpu"
+    return r.pypi_default
+
+
+def index_url(v: TorchVariant) -> str:
+    return v.index_url or PYTORCH_INDEX + v.tag
+
+
+def torch_command(
+    r: TorchRelease, v: TorchVariant, os_name: str, inst: Installer, installed: Version | None = None
+) -> tuple[str, str]:
+    """(command, wheel) to get variant `v` of release `r`; wheel is "pypi-default" (what plain
+    `pip install torch==X` gets) or "official-variant" (PyTorch's own index)."""
+    default = v.tag == pypi_default_tag(r, os_name)
+    same = installed is not None and Version(installed.public) == r.version
+    if same:
+        # The same version with another local label: pip would keep the installed one.
+        args = (*inst.reinstall_flag("torch"), f"torch=={r.raw}+{v.tag}", "--index-url", index_url(v))
+        return inst.install(*args), "pypi-default" if default else "official-variant"
+    if default:
+        return inst.install(f"torch=={r.raw}"), "pypi-default"
+    return inst.install(f"torch=={r.raw}", "--index-url", index_url(v)), "official-variant"
+
+
+def tf_command(r: TfRelease, gpu: bool, os_name: str, inst: Installer, cpu_installed: bool = False) -> str:
+    """The TensorFlow install; `tensorflow-cpu` is removed first when it is what is installed."""
+    if gpu and os_name == "linux" and r.and_cuda:
+        cmd = inst.install(f"'tensorflow[and-cuda]=={r.raw}'")
+    else:
+        cmd = inst.install(f"tensorflow=={r.raw}")
+    if cpu_installed:
+        return inst.uninstall("tensorflow-cpu") + " && " + cmd
+    return cmd
+
+
+def torch_for_cuda(
+    m: Matrix, cuda: str, version: str | None = None, os_name: str = "linux", inst: Installer | None = None
+) -> tuple[str, str] | None:
+    """(command, tag) that installs torch for a system CUDA `cuda` (a base image's): the variant of the same CUDA
+    major whose CUDA is the newest not above it, of release `version` when the matrix has it, else of the newest
+    release that has one. None when no official variant fits (CUDA 12.2 has no cu122 index: cu121 is used)."""
+    inst = inst or Installer("pip", False)
+    want = Version(cuda)
+    rels = sorted((r for r in m.torch if not r.version.is_prerelease), key=lambda r: r.version, reverse=True)
+    try:
+        pinned = Version(Version(version).public) if version else None
+    except InvalidVersion:  # a specifier or a label the matrix cannot read: any release
+        pinned = None
+    if pinned is not None:
+        rels = [r for r in rels if r.version == pinned] or rels
+    for r in rels:
+        fits = [
+            v
+            for v in r.variants
+            if v.is_cuda
+            and v.cuda
+            and Version(v.cuda).release[0] == want.release[0]
+            and Version(v.cuda).release[:2] <= want.release[:2]
+        ]
+        if fits:
+            v = max(fits, key=lambda v: Version(v.cuda or "0"))
+            return torch_command(r, v, os_name, inst)[0], v.tag
+    return None
+
+
+def tf_and_cuda(version: str | None, inst: Installer | None = None) -> str:
+    """`pip install 'tensorflow[and-cuda]==X'` (the CUDA libraries TensorFlow pins), through the installer."""
+    pin = f"=={version}" if version else ""
+    return (inst or Installer("pip", False)).install(f"'tensorflow[and-cuda]{pin}'")
