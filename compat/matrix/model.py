@@ -108,6 +108,11 @@ class Matrix:
         d = self.updated.get(file)
         return d.isoformat() if d else self.updated_date
 
+    def stale_files(self, days: int, today: _dt.date | None = None) -> list[tuple[str, int]]:
+        """(file, age in days) for each file whose `updated:` date is more than `days` days old."""
+        now = today or _dt.date.today()
+        return [(n, (now - d).days) for n, d in sorted(self.updated.items()) if (now - d).days > days]
+
     # -- CUDA
     def cuda_release(self, v: Version) -> CudaRelease | None:
         """The toolkit release for `v`: exact, else (for X.Y) its GA X.Y.0 or first update."""
