@@ -20,7 +20,7 @@ from typing import Any
 
 CACHE_FORMAT = 1
 CACHE_FILE = "matrix-cache.json"
-MAX_CACHE_BYTES = 32 * 1024 * 1024
+MAX_CACHE_BYTES = 8 * 1024 * 1024
 _DATE = "$date"
 
 
@@ -73,6 +73,19 @@ def _decode(obj: dict[str, Any]) -> Any:
     return obj
 
 
+def _bounded_dumps(obj: Any) -> str | None:
+    """JSON text of `obj`, or None past MAX_CACHE_BYTES. YAML aliases are shared references: a small file can
+    name 10**9 nodes ("billion laughs"), which a plain json.dumps would expand without end."""
+    chunks: list[str] = []
+    size = 0
+    for chunk in json.JSONEncoder(default=_encode, sort_keys=True).iterencode(obj):
+        size += len(chunk)
+        if size > MAX_CACHE_BYTES:
+            return None
+        chunks.append(chunk)
+    return "".join(chunks)
+
+
 def read(key: str, directory: Path | None = None) -> dict[str, Any] | None:
     """The cached documents for `key`, or None (no cache, another key, unreadable or damaged)."""
     d = directory if directory is not None else cache_dir()
@@ -98,12 +111,10 @@ def write(key: str, docs: Mapping[str, Any], directory: Path | None = None) -> b
     if d is None:
         return False
     try:
-        text = json.dumps({"key": key, "docs": dict(docs)}, default=_encode, sort_keys=True)
-        if json.loads(text, object_hook=_decode)["docs"] != dict(docs):
+        text = _bounded_dumps({"key": key, "docs": dict(docs)})
+        if text is None or json.loads(text, object_hook=_decode)["docs"] != dict(docs):
             return False
     except (TypeError, ValueError, RecursionError):
-        return False
-    if len(text) > MAX_CACHE_BYTES:
         return False
     tmp = None
     try:

@@ -66,7 +66,8 @@ def _run_extra_validators(docs: dict[str, Any], p: _Problems) -> None:
                 p.add(name, problem)
 
 
-def _read_docs(d: Path, p: _Problems, *, validate_extras: bool, cache: bool) -> dict[str, Any]:
+def _read_docs(d: Path, p: _Problems, *, validate_extras: bool, cache: bool) -> tuple[dict[str, Any], str]:
+    """The YAML documents, and the cache key to store the core ones under once they validate ("" for none)."""
     names = [
         path.name
         for path in sorted(d.glob("*.yaml"))
@@ -95,9 +96,9 @@ def _read_docs(d: Path, p: _Problems, *, validate_extras: bool, cache: bool) -> 
             loc = f" line {mark.line + 1}" if mark is not None else ""
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             p.add(f"{name}{loc}", f"cannot be parsed: {first}")
-    if cache and cached is None and clean and core:
-        diskcache.write(key, {n: docs[n] for n in core})
-    return docs
+    if not (cache and cached is None and clean and core):
+        key = ""  # nothing to store
+    return docs, key
 
 
 def load_matrix(
@@ -112,7 +113,7 @@ def load_matrix(
     if not d.is_dir():
         raise InputError(f"matrix directory {str(d)!r} does not exist")
     p = _Problems()
-    docs = _read_docs(d, p, validate_extras=validate_extras, cache=cache)
+    docs, store_key = _read_docs(d, p, validate_extras=validate_extras, cache=cache)
     for name in CORE_FILES:
         if name not in docs and not any(item.startswith(name) for item in p.items):
             p.add(name, "missing")
@@ -135,6 +136,8 @@ def load_matrix(
         _run_extra_validators(docs, p)
     if p.items:
         raise MatrixError(p.items)
+    if store_key:  # only a matrix that validated is cached
+        diskcache.write(store_key, {n: docs[n] for n in CORE_FILES if n in docs})
     return m
 
 
