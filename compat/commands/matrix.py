@@ -48,7 +48,10 @@ def cuda_row(m: Matrix, key: str) -> dict[str, Any]:
         "compute_capabilities": {"min": str(rng[0]), "max": str(rng[1])}
         if rng
         else {"min": None, "max": None},
-        "not_listed": dict(rel.na),
+        "not_listed": {
+            **dict(rel.na),
+            **({f"minor_compat_floor.{k}": v for k, v in mc.na.items()} if mc else {}),
+        },
         "source": rel.source,
     }
 

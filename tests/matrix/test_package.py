@@ -138,7 +138,9 @@ def test_lookup_json_names_what_is_not_listed(tmp_path: Path, run: Any) -> None:
     assert res.code == 0, res.err
     doc = json.loads(res.out)
     assert doc["min_driver"]["windows"] is None
-    assert doc["not_listed"] == {"min_driver.windows": "the source lists N/A"}
+    assert doc["not_listed"]["min_driver.windows"] == "the source lists N/A"
+    assert "minor_compat_floor.windows" in doc["not_listed"]  # the shipped 13.x floor has no Windows value
+    assert "not_listed" in doc and json.loads(run("matrix", "cuda", "12.4", "--json").out)["not_listed"] == {}
 
 
 # ------------------------------------------------------------------ JSON Schemas
