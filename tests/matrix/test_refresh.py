@@ -69,7 +69,7 @@ TF_WHEEL = "tensorflow-2.21.0-cp313-cp313-manylinux_2_27_x86_64.whl"
 
 def _torch_members() -> dict[str, bytes]:
     return {
-        "torch/version.py": (DATA / "torch-2.15.0.version.py").read_bytes(),
+        "torch/version.py": (DATA / "torch-2.15.0.version.py.txt").read_bytes(),
         "torch-2.15.0.dist-info/METADATA": (DATA / "torch-2.15.0.METADATA").read_bytes(),
         "torch/lib/libtorch_python.so": b"\x00" * 5000 + (DATA / "libtorch_python.excerpt.bin").read_bytes(),
     }
@@ -77,7 +77,9 @@ def _torch_members() -> dict[str, bytes]:
 
 def _tf_members() -> dict[str, bytes]:
     return {
-        "tensorflow/python/platform/build_info.py": (DATA / "tensorflow-2.21.0.build_info.py").read_bytes(),
+        "tensorflow/python/platform/build_info.py": (
+            DATA / "tensorflow-2.21.0.build_info.py.txt"
+        ).read_bytes(),
         "tensorflow-2.21.0.dist-info/METADATA": (DATA / "tensorflow-2.21.0.METADATA").read_bytes(),
     }
 
@@ -173,7 +175,7 @@ def test_bad_since_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_parsers_on_recorded_files() -> None:
-    label, cuda = rm.torch_version_py((DATA / "torch-2.15.0.version.py").read_text(encoding="utf-8"))
+    label, cuda = rm.torch_version_py((DATA / "torch-2.15.0.version.py.txt").read_text(encoding="utf-8"))
     assert (label, cuda) == ("cu132", "13.2")
     assert rm.arch_list((DATA / "libtorch_python.excerpt.bin").read_bytes()) == [
         "sm_75",
@@ -183,7 +185,7 @@ def test_parsers_on_recorded_files() -> None:
         "sm_100",
         "sm_120",
     ]
-    info = rm.tf_build_info((DATA / "tensorflow-2.21.0.build_info.py").read_text(encoding="utf-8"))
+    info = rm.tf_build_info((DATA / "tensorflow-2.21.0.build_info.py.txt").read_text(encoding="utf-8"))
     assert info["cuda_version"] == "12.5.1" and info["cuda_compute_capabilities"][-1] == "compute_90"
     reqs = rm.metadata_requires((DATA / "tensorflow-2.21.0.METADATA").read_text(encoding="utf-8"))
     assert rm.cuda_pins(reqs) == {}  # every nvidia-* pin of tensorflow sits behind the and-cuda extra
