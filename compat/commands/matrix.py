@@ -11,7 +11,10 @@ from packaging.version import Version
 from compat.commands.common import JSON_OPT, MATRIX_OPT, load
 from compat.errors import EXIT_OK, EXIT_USAGE, InputError, MatrixError
 from compat.matrix import Matrix, load_matrix, resolve_matrix_dir
-from compat.versions import parse_dotted, parse_version
+from compat.versions import parse_dotted, parse_version, python_wheel_tag
+
+STALE_DAYS = 90
+"""`compat matrix validate` warns when a file's `updated:` date is older than this."""
 
 matrix_app = typer.Typer(help="Validate the matrix and look rows up.", no_args_is_help=True)
 
@@ -45,6 +48,10 @@ def cuda_row(m: Matrix, key: str) -> dict[str, Any]:
         "compute_capabilities": {"min": str(rng[0]), "max": str(rng[1])}
         if rng
         else {"min": None, "max": None},
+        "not_listed": {
+            **dict(rel.na),
+            **({f"minor_compat_floor.{k}": v for k, v in mc.na.items()} if mc else {}),
+        },
         "source": rel.source,
     }
 
@@ -84,7 +91,14 @@ def cudnn_row(m: Matrix, key: str) -> dict[str, Any]:
             }
         )
         drivers[f"cuda{p.cuda_major}"] = dict(p.min_driver)
-    return {"version": rel.raw, "cuda": cuda, "min_driver": drivers, "source": rel.source}
+    not_listed = {f"cuda{p.cuda_major}.{k}": note for p in rel.packages for k, note in p.na.items()}
+    return {
+        "version": rel.raw,
+        "cuda": cuda,
+        "min_driver": drivers,
+        "not_listed": not_listed,
+        "source": rel.source,
+    }
 
 
 def torch_row(m: Matrix, key: str) -> dict[str, Any]:
@@ -122,8 +136,45 @@ def tf_row(m: Matrix, key: str) -> dict[str, Any]:
         "and_cuda": dict(rel.and_cuda),
         "windows_gpu": rel.windows_gpu,
         "compute_capabilities": [str(a) for a in rel.archs] if rel.archs is not None else None,
+        "compiler": rel.compiler,
+        "build_tool": rel.build_tool,
+        "not_listed": dict(rel.na),
         "source": rel.source,
     }
+
+
+def _framework_key(
+    m: Matrix,
+    subject: str,
+    key: Optional[str],
+    newest_default: bool,
+    oldest_for_python: Optional[str],
+    python: Optional[str],
+) -> str:
+    """The release KEY names, or the one --newest-default / --oldest-for-python selects."""
+    picks = sum((key is not None, newest_default, oldest_for_python is not None))
+    if picks != 1:
+        raise InputError("give exactly one of KEY, --newest-default, --oldest-for-python")
+    if key is not None:
+        if python is not None:
+            raise InputError("--python goes with --newest-default")
+        return key
+    if subject not in ("torch", "tensorflow"):
+        raise InputError(
+            f"--newest-default and --oldest-for-python are for torch and tensorflow, not {subject}"
+        )
+    python = python_wheel_tag(python) if python is not None else None
+    oldest_for_python = python_wheel_tag(oldest_for_python) if oldest_for_python is not None else None
+    if newest_default:
+        rel = m.newest_default(subject, python)
+        what = f"no final {subject} release" + (f" for Python {python}" if python else "")
+    else:
+        assert oldest_for_python is not None
+        rel = m.oldest_for_python(subject, oldest_for_python)
+        what = f"no {subject} release for Python {oldest_for_python}"
+    if rel is None:
+        raise InputError(f"{what} in the matrix (updated {m.updated_date})")
+    return rel.raw
 
 
 def _lines(doc: dict[str, Any], title: str) -> list[str]:
@@ -165,6 +216,11 @@ def register(app: typer.Typer) -> None:
             for p in exc.problems:
                 sys.stderr.write(f"  {p}\n")
             raise typer.Exit(EXIT_USAGE) from None
+        for name, age in m.stale_files(STALE_DAYS):
+            sys.stderr.write(
+                f"compat: warning: {name} was last updated {m.updated_for(name)} ({age} days ago, over "
+                f"{STALE_DAYS}); refresh it (tools/refresh_matrix.py, docs/matrix-sources.md)\n"
+            )
         n = (len(m.cuda_releases), len(m.gpus), len(m.cudnn), len(m.torch), len(m.tensorflow))
         sys.stdout.write(
             f"matrix {d} is valid (updated {m.updated_date}): {n[0]} CUDA releases, {n[1]} GPUs, "
@@ -184,11 +240,26 @@ def register(app: typer.Typer) -> None:
         def make(fn: Any = fn, label: str = label, subject: str = subject) -> None:
             @matrix_app.command(subject, help=f"Look up one {label} row.")
             def lookup(
-                key: str = typer.Argument(..., metavar="KEY"),
+                key: Optional[str] = typer.Argument(None, metavar="KEY"),
                 json_out: bool = JSON_OPT,
                 matrix: Optional[str] = MATRIX_OPT,
+                newest_default: bool = typer.Option(
+                    False,
+                    "--newest-default",
+                    help="torch/tensorflow: the newest release a plain `pip install` gets (with --python: for it).",
+                ),
+                oldest_for_python: Optional[str] = typer.Option(
+                    None,
+                    "--oldest-for-python",
+                    metavar="X.Y",
+                    help="torch/tensorflow: the oldest release for Python X.Y.",
+                ),
+                python: Optional[str] = typer.Option(
+                    None, "--python", metavar="X.Y", help="With --newest-default: for this Python."
+                ),
             ) -> None:
                 m = load(matrix)
+                key = _framework_key(m, subject, key, newest_default, oldest_for_python, python)
                 doc = fn(m, key)
                 _out(doc, json_out, _lines(doc, f"{label} {doc.get('version') or doc.get('name')}"))
                 raise typer.Exit(EXIT_OK)

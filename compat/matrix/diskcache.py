@@ -1,0 +1,135 @@
+"""The parsed-matrix cache: the core YAML documents stored as JSON, keyed on a hash of the files' bytes.
+
+Parsing the YAML is most of the cost of loading the matrix (~70 ms of ~75 ms); reading the same documents
+back from JSON takes ~2 ms. Rows are still built and validated from the cached documents on every load, so a
+stale or damaged cache can never produce a matrix that the YAML would not: a cache entry is used only when its
+key (format, compat version, every core file's name, size and SHA-256) matches the files on disk now.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+CACHE_FORMAT = 1
+CACHE_FILE = "matrix-cache.json"
+MAX_CACHE_BYTES = 8 * 1024 * 1024
+_DATE = "$date"
+
+
+def cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The cache directory; None when no absolute one can be named (then nothing is cached).
+
+    The one place to switch to the project-wide cache-directory helper once it exists.
+    """
+    env = os.environ if environ is None else environ
+    explicit = env.get("COMPAT_CACHE_DIR")
+    if explicit:
+        return Path(explicit) if os.path.isabs(explicit) else None
+    home = env.get("HOME") if sys.platform != "win32" else os.path.expanduser("~")
+    if sys.platform == "win32":
+        base = env.get("LOCALAPPDATA") or (os.path.join(home, "AppData", "Local") if home else "")
+        path = os.path.join(base, "compat", "Cache") if base else ""
+    elif sys.platform == "darwin" and home:
+        path = os.path.join(home, "Library", "Caches", "compat")
+    else:
+        xdg = env.get("XDG_CACHE_HOME")
+        base = xdg if xdg and os.path.isabs(xdg) else (os.path.join(home, ".cache") if home else "")
+        path = os.path.join(base, "compat") if base else ""
+    if not path or not os.path.isabs(path):  # HOME unset or relative: a private temp dir, never the cwd
+        uid = os.getuid() if hasattr(os, "getuid") else "user"
+        path = os.path.join(tempfile.gettempdir(), f"compat-{uid}")
+    return Path(path)
+
+
+def content_key(files: Mapping[str, bytes]) -> str:
+    """A key over the cache format, compat's version and every file's name and bytes."""
+    from compat import __version__
+
+    h = hashlib.sha256(f"compat-matrix/{CACHE_FORMAT}/{__version__}\n".encode())
+    for name in sorted(files):
+        data = files[name]
+        h.update(f"{name}\0{len(data)}\0".encode())
+        h.update(data)
+    return h.hexdigest()
+
+
+def _encode(obj: Any) -> Any:
+    if isinstance(obj, _dt.date) and not isinstance(obj, _dt.datetime):
+        return {_DATE: obj.isoformat()}
+    raise TypeError(type(obj).__name__)
+
+
+def _decode(obj: dict[str, Any]) -> Any:
+    if len(obj) == 1 and _DATE in obj and isinstance(obj[_DATE], str):
+        return _dt.date.fromisoformat(obj[_DATE])
+    return obj
+
+
+def _bounded_dumps(obj: Any) -> str | None:
+    """JSON text of `obj`, or None past MAX_CACHE_BYTES. YAML aliases are shared references: a small file can
+    name 10**9 nodes ("billion laughs"), which a plain json.dumps would expand without end."""
+    chunks: list[str] = []
+    size = 0
+    for chunk in json.JSONEncoder(default=_encode, sort_keys=True).iterencode(obj):
+        size += len(chunk)
+        if size > MAX_CACHE_BYTES:
+            return None
+        chunks.append(chunk)
+    return "".join(chunks)
+
+
+def read(key: str, directory: Path | None = None) -> dict[str, Any] | None:
+    """The cached documents for `key`, or None (no cache, another key, unreadable or damaged)."""
+    d = directory if directory is not None else cache_dir()
+    if d is None:
+        return None
+    try:
+        with open(d / CACHE_FILE, "rb") as fh:
+            data = fh.read(MAX_CACHE_BYTES + 1)
+        if len(data) > MAX_CACHE_BYTES:
+            return None
+        entry = json.loads(data, object_hook=_decode)
+    except (OSError, ValueError, TypeError, RecursionError):
+        return None
+    docs = entry.get("docs") if isinstance(entry, dict) and entry.get("key") == key else None
+    return docs if isinstance(docs, dict) else None
+
+
+def write(key: str, docs: Mapping[str, Any], directory: Path | None = None) -> bool:
+    """Store `docs` under `key` (one slot: the last matrix loaded). False when not stored: the documents do not
+    survive a JSON round trip unchanged (then caching them would change what the loader sees) or the directory
+    cannot be written. Never raises for I/O."""
+    d = directory if directory is not None else cache_dir()
+    if d is None:
+        return False
+    try:
+        text = _bounded_dumps({"key": key, "docs": dict(docs)})
+        if text is None or json.loads(text, object_hook=_decode)["docs"] != dict(docs):
+            return False
+    except (TypeError, ValueError, RecursionError):
+        return False
+    tmp = None
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".matrix-", suffix=".tmp", dir=d)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, d / CACHE_FILE)
+        tmp = None
+    except OSError:
+        return False
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    return True

@@ -1,0 +1,173 @@
+"""Loading the matrix: where it lives, reading and validating every file, the extra validators, the caches."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Callable
+
+from packaging.version import Version
+
+from compat.errors import InputError, MatrixError
+from compat.matrix import diskcache
+from compat.matrix._checks import _Problems, _updated
+from compat.matrix.model import LazyDocs, Matrix
+from compat.matrix.parse_frameworks import _cross_checks, _parse_known, _parse_tf, _parse_torch
+from compat.matrix.parse_nvidia import _parse_cuda, _parse_cudnn, _parse_gpus
+from compat.matrix.rows import CORE_FILES, ENV_MATRIX_DIR
+from compat.matrix.yamlio import _yaml_load
+
+
+def default_matrix_dir() -> Path:
+    """The shipped matrix: `compat/_matrix` in an installed wheel, else the source tree's `matrix/`."""
+    package = Path(__file__).resolve().parent.parent  # compat/
+    shipped = package / "_matrix"
+    if shipped.is_dir():
+        return shipped
+    return package.parent / "matrix"
+
+
+def resolve_matrix_dir(directory: str | Path | None = None) -> Path:
+    if directory is not None:
+        return Path(directory)
+    env = os.environ.get(ENV_MATRIX_DIR)
+    if env:
+        return Path(env)
+    return default_matrix_dir()
+
+
+# The validators of the extra files, by file name, as "module:function" (a public, tested name map).
+# `extra_validators()` imports each one explicitly: a renamed or broken validator is an ImportError, never a
+# file that silently stops being validated.
+EXTRA_VALIDATORS: dict[str, str] = {
+    "signatures.yaml": "compat.explain.catalogue:validate_document",
+    "images.yaml": "compat.dockerfile.images:validate_document",
+    "xid.yaml": "compat.probes.health:validate_document",
+    "error_codes.yaml": "compat.explain.catalogue:validate_codes",
+    "jax.yaml": "compat.jaxmatrix:validate_document",
+}
+
+
+def extra_validators() -> dict[str, Callable[[Any], list[str]]]:
+    """File name -> validator function (imported here, on first use: they pull in their subject's module)."""
+    from compat.dockerfile.images import validate_document as images
+    from compat.explain.catalogue import validate_codes as error_codes
+    from compat.explain.catalogue import validate_document as signatures
+    from compat.jaxmatrix import validate_document as jax
+    from compat.probes.health import validate_document as xid
+
+    return {
+        "signatures.yaml": signatures,
+        "images.yaml": images,
+        "xid.yaml": xid,
+        "error_codes.yaml": error_codes,
+        "jax.yaml": jax,
+    }
+
+
+def _run_extra_validators(docs: dict[str, Any], p: _Problems) -> None:
+    validators = extra_validators()
+    for name, doc in docs.items():
+        func = validators.get(name)
+        if func is not None:
+            for problem in func(doc):
+                p.add(name, problem)
+
+
+def _read_docs(d: Path, p: _Problems, *, validate_extras: bool, cache: bool) -> tuple[dict[str, Any], str]:
+    """The YAML documents, and the cache key to store the core ones under once they validate ("" for none)."""
+    names = [
+        path.name
+        for path in sorted(d.glob("*.yaml"))
+        if path.name in CORE_FILES or validate_extras  # the rest are read on first use (LazyDocs)
+    ]
+    raw: dict[str, bytes] = {}
+    for name in names:
+        try:
+            raw[name] = (d / name).read_bytes()
+        except OSError as exc:
+            p.add(name, f"cannot be read: {exc.strerror or type(exc).__name__}")
+    core = {n: b for n, b in raw.items() if n in CORE_FILES}
+    key = diskcache.content_key(core) if cache else ""
+    cached = diskcache.read(key) if cache else None
+    docs: dict[str, Any] = {}
+    clean = True
+    for name, data in raw.items():
+        if cached is not None and name in cached and name in core:
+            docs[name] = cached[name]
+            continue
+        try:
+            docs[name] = _yaml_load(data.decode("utf-8"))
+        except Exception as exc:  # yaml.YAMLError, UnicodeDecodeError
+            clean = False
+            mark = getattr(exc, "problem_mark", None)
+            loc = f" line {mark.line + 1}" if mark is not None else ""
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            p.add(f"{name}{loc}", f"cannot be parsed: {first}")
+    if not (cache and cached is None and clean and core):
+        key = ""  # nothing to store
+    return docs, key
+
+
+def load_matrix(
+    directory: str | Path | None = None, *, validate_extras: bool = False, cache: bool = True
+) -> Matrix:
+    """Load and validate the matrix; MatrixError lists every problem at once.
+
+    `cache`: reuse the parsed core documents from the on-disk cache when the files' bytes are unchanged
+    (validation still runs on every load).
+    """
+    d = resolve_matrix_dir(directory)
+    if not d.is_dir():
+        raise InputError(f"matrix directory {str(d)!r} does not exist")
+    p = _Problems()
+    docs, store_key = _read_docs(d, p, validate_extras=validate_extras, cache=cache)
+    for name in CORE_FILES:
+        if name not in docs and not any(item.startswith(name) for item in p.items):
+            p.add(name, "missing")
+    updated: dict[str, _dt.date] = {}
+    for name, doc in docs.items():
+        u = _updated(doc, name, p)
+        if u:
+            updated[name] = u
+    cuda, minor, ccs = _parse_cuda(docs.get("cuda.yaml", {}), p) if "cuda.yaml" in docs else ([], {}, [])
+    gpus, index = _parse_gpus(docs["gpus.yaml"], p) if "gpus.yaml" in docs else ([], {})
+    cudnn = _parse_cudnn(docs["cudnn.yaml"], p) if "cudnn.yaml" in docs else []
+    torch = _parse_torch(docs["pytorch.yaml"], p) if "pytorch.yaml" in docs else []
+    tf = _parse_tf(docs["tensorflow.yaml"], p) if "tensorflow.yaml" in docs else []
+    known = _parse_known(docs["known_issues.yaml"], p) if "known_issues.yaml" in docs else []
+    m = Matrix(
+        d, updated, cuda, minor, ccs, gpus, cudnn, torch, tf, known, raw=LazyDocs(d, docs), _gpu_index=index
+    )
+    _cross_checks(m, p)
+    if validate_extras:
+        _run_extra_validators(docs, p)
+    if p.items:
+        raise MatrixError(p.items)
+    if store_key:  # only a matrix that validated is cached
+        diskcache.write(store_key, {n: docs[n] for n in CORE_FILES if n in docs})
+    return m
+
+
+_CACHE: dict[Path, Matrix] = {}
+
+
+def get_matrix(directory: str | Path | None = None) -> Matrix:
+    """load_matrix, memoised per directory for this process."""
+    d = resolve_matrix_dir(directory).resolve()
+    m = _CACHE.get(d)
+    if m is None:
+        m = load_matrix(d)
+        _CACHE[d] = m
+    return m
+
+
+def iter_sources(m: Matrix) -> Iterable[str]:
+    yield from (r.source for r in m.cuda_releases)
+    yield from (g.source for g in m.gpus)
+
+
+def version_key(items: Sequence[str]) -> list[str]:
+    return sorted(items, key=Version)

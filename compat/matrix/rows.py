@@ -1,0 +1,154 @@
+"""Row types of the version matrix: one frozen dataclass per kind of row in matrix/*.yaml."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from compat.versions import CC, Arch
+
+CORE_FILES = ("cuda.yaml", "gpus.yaml", "cudnn.yaml", "pytorch.yaml", "tensorflow.yaml", "known_issues.yaml")
+OSES = ("linux", "windows")
+ENV_MATRIX_DIR = "COMPAT_MATRIX_DIR"
+
+
+# ------------------------------------------------------------------ rows
+
+
+@dataclass(frozen=True)
+class CudaRelease:
+    version: Version
+    raw: str
+    name: str
+    min_driver: Mapping[str, str | None]
+    """OS -> minimum driver (raw string as NVIDIA prints it); None where unknown or NVIDIA lists N/A."""
+    source: str
+    na: Mapping[str, str] = field(default_factory=dict)
+    """Fields NVIDIA lists as "N/A" (e.g. ``min_driver.windows``) -> the note saying so; see SCHEMA.md."""
+
+
+@dataclass(frozen=True)
+class MinorCompat:
+    major: int
+    floor: Mapping[str, str | None]
+    source: str
+    na: Mapping[str, str] = field(default_factory=dict)
+    """OS -> note, where NVIDIA lists no floor for that OS ("N/A")."""
+
+
+@dataclass(frozen=True)
+class CCRow:
+    cc: CC
+    added: Version | None
+    deprecated: Version | None
+    removed: Version | None
+    source: str
+    last_driver: int | None = None
+    """The last driver branch (e.g. 470) that supports GPUs of this compute capability; None: still supported."""
+    last_driver_source: str | None = None
+    na: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GpuRow:
+    name: str
+    aliases: tuple[str, ...]
+    cc: CC
+    architecture: str
+    segment: str
+    source: str
+
+
+@dataclass(frozen=True)
+class CudnnPackage:
+    cuda_major: int
+    cuda_min: Version | None
+    cuda_max: Version | None
+    min_driver: Mapping[str, str | None]
+    cc_min: CC | None
+    cc_max: CC | None
+    na: Mapping[str, str] = field(default_factory=dict)
+    """Fields the support matrix lists as "N/A" -> the note saying so."""
+
+
+@dataclass(frozen=True)
+class CudnnRelease:
+    version: Version
+    raw: str
+    packages: tuple[CudnnPackage, ...]
+    source: str
+
+
+@dataclass(frozen=True)
+class TorchVariant:
+    tag: str
+    cuda: str | None
+    cudnn: str | None
+    archs: tuple[Arch, ...] | None
+    """None: not known; () for CPU builds."""
+    index_url: str | None
+    na: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.tag.startswith("cu")
+
+
+@dataclass(frozen=True)
+class TorchRelease:
+    version: Version
+    raw: str
+    python: tuple[str, ...]
+    pypi_default: str | None
+    pypi_default_windows: str
+    pypi_requires: Mapping[str, str]
+    variants: tuple[TorchVariant, ...]
+    source: str
+
+    def variant(self, tag: str) -> TorchVariant | None:
+        for v in self.variants:
+            if v.tag == tag:
+                return v
+        return None
+
+
+@dataclass(frozen=True)
+class TfRelease:
+    version: Version
+    raw: str
+    python: tuple[str, ...]
+    cuda: str | None
+    cudnn: str | None
+    and_cuda: Mapping[str, str]
+    windows_gpu: bool | None
+    archs: tuple[Arch, ...] | None
+    source: str
+    compiler: str | None = None
+    """Compiler of the tested build configuration (e.g. "Clang 17.0.6"), as the table prints it."""
+    build_tool: str | None = None
+    """Build tool of the tested build configuration (e.g. "Bazel 6.5.0")."""
+    na: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class KnownIssue:
+    id: str
+    title: str
+    when: Mapping[str, SpecifierSet]
+    severity: str
+    message: str
+    fix_text: str | None
+    fix_command: str | None
+    source: str
+    requires: tuple[str, ...] = ()
+    """Boolean facts that must be true (e.g. tf_and_cuda: TensorFlow installed with [and-cuda])."""
+
+
+KNOWN_ISSUE_FLAGS = ("tf_and_cuda",)
+
+
+NA = "N/A"
+"""How a row says "the source lists no value" (also ``{na: "what the source says"}``); null means unknown."""
