@@ -23,11 +23,11 @@ def _s(matrix, **flags: Optional[str]):  # type: ignore[no-untyped-def]
 # (driver, gpu, python, os, torch version, torch variant, tf version). Issue 13: what suggest ranks first passes
 # `compat check` with no warning when a warning-free option exists, so picks that check warns about moved:
 CASES = [
-    # Driver 470 (CUDA 11.4) runs CUDA 11.x only under minor-version compatibility (a warning); the cu113 builds
-    # that it runs fully have no arch list in the matrix, so no option is proven warning-free: the last cu118 build
-    # with a known arch list (2.7's cu118 arch list is not in the matrix). TF: 2.12-2.14 lack sm_86 (error),
-    # 2.11.1 runs it through PTX (a warning).
-    ("470.82.01", "NVIDIA GeForce RTX 3090", "3.10", "linux", "2.6.0", "cu118", "2.11.1"),
+    # Driver 470 (CUDA 11.4) runs CUDA 11.8 only under minor-version compatibility (a warning); CUDA 11.3 ships
+    # with driver 465.19.01, so the cu113 builds run fully, and the matrix now has their arch list (sm_37..sm_86,
+    # pytorch/builder release/1.12): 1.12.1+cu113 is the newest warning-free option. TF: 2.12-2.14 lack sm_86
+    # (error), 2.11.1 runs it through PTX (a warning).
+    ("470.82.01", "NVIDIA GeForce RTX 3090", "3.10", "linux", "1.12.1", "cu113", "2.11.1"),
     # A CUDA 13.0 driver and Blackwell: 2.15.0 has only cu132 (13.2 runs only under minor-version compatibility
     # on 580.65.06, a warning); 2.14.1's PyPI cu130 is warning-free. TF 2.19+ is a known failure on sm_120.
     ("580.65.06", "NVIDIA GeForce RTX 5090", "3.12", "linux", "2.14.1", "cu130", "2.18.1"),
