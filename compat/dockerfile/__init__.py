@@ -46,7 +46,8 @@ def check_dockerfile(
     context: Optional[str | Path] = None,
 ) -> Report:
     """Parse, infer each stage's stack and resolve it: the report `compat dockerfile` prints."""
-    from compat.dockerfile.analyze import Options, analyze
+    from compat.dockerfile.analyze import analyze
+    from compat.dockerfile.model import Options
     from compat.dockerfile.parser import parse
 
     p = Path(path)
