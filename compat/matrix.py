@@ -903,6 +903,7 @@ def resolve_matrix_dir(directory: str | Path | None = None) -> Path:
 EXTRA_VALIDATORS: dict[str, str] = {
     "signatures.yaml": "compat.explain.catalogue:validate_document",
     "images.yaml": "compat.dockerfile.images:validate_document",
+    "driver_branches.yaml": "compat.dockerfile.drivers:validate_document",
     "xid.yaml": "compat.probes.health:validate_document",
 }
 

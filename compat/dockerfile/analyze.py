@@ -72,6 +72,7 @@ def analyze(df: Dockerfile, m: Matrix, opts: Options) -> Report:
             }
         )
         last_facts = fj
+    findings.extend(_default_driver(stages[-1], m, opts))
     report = Report(
         unique(findings, lambda f: (f.id, f.title, f.line)),
         unique(skipped, lambda s: (s.id, s.reason)),
@@ -80,6 +81,29 @@ def analyze(df: Dockerfile, m: Matrix, opts: Options) -> Report:
     )
     report.extra["stages"] = stage_docs
     return report
+
+
+def _default_driver(st: Stage, m: Matrix, opts: Options) -> list[Finding]:
+    """The image that runs (last stage) against the oldest supported driver branch, without --target-driver."""
+    if opts.target_driver or st.stack.kind != "cuda" or st.cuda is None or st.cuda.line != st.line:
+        return []
+    if st.env.get("NVIDIA_DISABLE_REQUIRE", "") not in ("", "0", "false"):
+        return []
+    import datetime as _dt
+
+    from compat.dockerfile.drivers import default_driver_findings
+
+    return list(
+        default_driver_findings(
+            m,
+            image=st.base,
+            cuda=st.cuda.value,
+            require_branches=st.stack.require_branches,
+            line=st.line,
+            day=opts.today or _dt.date.today(),
+            facts={"stage": st.label},
+        )
+    )
 
 
 def _line_for(f: Finding, lines: Mapping[str, int], st: Stage) -> int:

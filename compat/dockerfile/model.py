@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as _dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -162,3 +163,5 @@ class Options:
     target_cc: str | None = None
     build_args: Mapping[str, str] = field(default_factory=dict)
     context: Path | None = None
+    today: _dt.date | None = None
+    """The day the driver-branch support table is read for (None: today)."""
