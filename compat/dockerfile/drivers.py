@@ -158,7 +158,7 @@ def default_driver_findings(
     ok = [
         r
         for r in m.cuda_releases
-        if r.min_driver.get("linux") and Version(r.min_driver["linux"]).release[0] <= oldest.branch
+        if (d := r.min_driver.get("linux")) and Version(d).release[0] <= oldest.branch
     ]
     newest_ok = max(ok, key=lambda r: r.version).raw if ok else None
     fixes = []
