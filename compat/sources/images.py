@@ -55,6 +55,9 @@ def check_image(image: str, m: Matrix, line: int, where: str, target: Target) ->
     from compat.dockerfile.parser import parse
     from compat.errors import InputError
 
+    if "$" in image or "{{" in image:
+        reason = f"{where}:{line}: image {image!r} is a template placeholder; its checks are skipped"
+        return ImageCheck((), (Skip("image", reason),), {}, False, "", False, False)
     try:
         ref = parse_ref(image)
     except InputError:
