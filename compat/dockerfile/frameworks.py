@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from compat.dockerfile import installs as ins
 from compat.dockerfile.model import (
     INDEX_TAG,
+    PRERELEASE,
     UNPINNED,
     UNRESOLVED,
     Stage,
@@ -38,8 +41,17 @@ def _install_torch(st: Stage, inst: ins.Install, line: int, m: Matrix) -> None:
         st.findings.append(_unresolved(inst, line, "torch"))
         st.torch = TorchState(inst, None, line)
         return
+    if inst.channel is not None:
+        st.findings.append(_prerelease(inst, line))
+        ctag = inst.index_tag or ""
+        cuda = f"{ctag[2:-1]}.{ctag[-1]}" if re.fullmatch(r"cu\d{3}", ctag) else None
+        build = "cuda" if cuda else ("cpu" if ctag == "cpu" else None)
+        st.torch = TorchState(inst, None, line, build, cuda)
+        return
     py = st.python.value if st.python else None
-    tag = inst.index_tag
+    tag: str | None = inst.index_tag
+    if tag is not None and not tag.startswith(("cu", "cpu", "rocm")):
+        tag = None  # xpu and other builds the matrix does not list: not judged
     if inst.tool == "conda":
         tag = (
             "cpu"
@@ -212,6 +224,26 @@ def _unpinned_note(
         "month may get a different CUDA runtime.",
         (Fix("Pin the version the image was tested with", f"pip install torch=={rel.raw}"),),
         {"requirement": inst.spec, "torch": rel.raw},
+        group="dockerfile",
+        line=line,
+    )
+
+
+def _prerelease(inst: ins.Install, line: int) -> Finding:
+    return Finding(
+        PRERELEASE,
+        "info",
+        f"torch from PyTorch's {inst.channel} channel: not a release install",
+        f"{_where(inst, line)} installs {inst.spec} from {inst.index_url}, PyTorch's {inst.channel} "
+        "(pre-release) index: what it gets changes from day to day, so release checks (variants, Python, "
+        "driver) are skipped; only the CUDA build the index names is used.",
+        (
+            Fix(
+                "Pin a release for a reproducible image",
+                "pip install torch==VERSION --index-url https://download.pytorch.org/whl/cuXYZ",
+            ),
+        ),
+        {"requirement": inst.spec, "index": inst.index_url or ""},
         group="dockerfile",
         line=line,
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Callable, Union
@@ -161,6 +162,8 @@ class Install:
     """Variables the spec uses that the Dockerfile leaves unset."""
     origin: str = ""
     """"requirements.txt:3" when read from a file."""
+    channel: str | None = None
+    """"nightly" or "test" when the index is PyTorch's pre-release channel (not a release install)."""
 
 
 @dataclass
@@ -332,6 +335,60 @@ class _PipOpts:
     torch_backend: str | None = None
 
 
+# pip's options that may come before the subcommand (`python -m pip --no-cache-dir install ...`).
+_PIP_GENERAL_VALUE_OPTS = frozenset(
+    {
+        "--log",
+        "--cache-dir",
+        "--proxy",
+        "--retries",
+        "--timeout",
+        "--exists-action",
+        "--trusted-host",
+        "--cert",
+        "--client-cert",
+        "--python",
+        "--keyring-provider",
+        "--use-feature",
+        "--use-deprecated",
+        "--log-file",
+    }
+)
+
+
+def _skip_general_options(args: list[str]) -> list[str]:
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        name, eq, _ = args[i].partition("=")
+        i += 2 if name in _PIP_GENERAL_VALUE_OPTS and not eq else 1
+    return args[i:]
+
+
+def _env_index(tool: str, env: Mapping[str, str]) -> _PipOpts:
+    """Index settings from the environment: PIP_INDEX_URL / PIP_EXTRA_INDEX_URL / PIP_FIND_LINKS for pip,
+    UV_INDEX_URL / UV_DEFAULT_INDEX / UV_INDEX / UV_EXTRA_INDEX_URL / UV_TORCH_BACKEND for uv (pip's and uv's
+    documented environment variables; the command line still wins)."""
+    o = _PipOpts()
+
+    def val(name: str) -> str:
+        v = env.get(name, "")
+        return "" if UNSET in v else v.strip()
+
+    if tool == "uv":
+        o.index = val("UV_DEFAULT_INDEX") or val("UV_INDEX_URL") or None
+        o.extra = [*val("UV_INDEX").split(), *val("UV_EXTRA_INDEX_URL").split()]
+        o.find_links = val("UV_FIND_LINKS").split()
+        o.torch_backend = val("UV_TORCH_BACKEND") or None
+    else:
+        o.index = val("PIP_INDEX_URL") or None
+        o.extra = val("PIP_EXTRA_INDEX_URL").split()
+        o.find_links = val("PIP_FIND_LINKS").split()
+    o.extra = [
+        e.split("=", 1)[1] if re.match(r"^[\w-]+=https?://", e) else e for e in o.extra
+    ]  # uv's name=url
+    return o
+
+
 def _index_tag(url: str) -> str | None:
     m = _INDEX_TAG_RE.search(url)
     if m is None:
@@ -341,6 +398,7 @@ def _index_tag(url: str) -> str | None:
 
 
 def _pip(args: list[str], cmd: Command, ctx: Context, cwd: str, py: str | None, tool: str) -> list[Action]:
+    args = _skip_general_options(args)
     if not args:
         return []
     sub = args[0]
@@ -350,7 +408,7 @@ def _pip(args: list[str], cmd: Command, ctx: Context, cwd: str, py: str | None, 
         return []
     out: list[Action] = []
     reqs: list[tuple[str, str]] = []  # (requirement text, origin)
-    opts = _PipOpts()
+    opts = _env_index(tool, {**ctx.env, **cmd.env})
     rest = args[1:]
     i = 0
     while i < len(rest):
@@ -471,11 +529,16 @@ def _requirement(
         for u in opts.extra + opts.find_links:
             if _index_tag(u):
                 tag, kind, url = _index_tag(u), "extra", u
+    channel = None
+    if url and kind is not None:
+        cm = re.search(r"/whl/(nightly|test)/", url)
+        channel = cm.group(1) if cm else None
     return [
         Install(
             FRAMEWORKS[pkg],
             pkg,
             clean,
+            channel=channel,
             version=version,
             specifier=specifier,
             extras=frozenset(e.lower() for e in req.extras),

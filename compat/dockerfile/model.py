@@ -26,6 +26,11 @@ UNPINNED = "dockerfile.unpinned"
 UNRESOLVED = "dockerfile.unresolved"
 REQUIREMENTS = "dockerfile.requirements"
 NO_NVCC = "dockerfile.no-nvcc"
+PRERELEASE = "dockerfile.prerelease"
+COMPANION = "dockerfile.companion"
+GET_PIP = "dockerfile.get-pip"
+COMPAT_LIBS = "dockerfile.compat-libs"
+NO_CUDNN = "dockerfile.no-cudnn"
 CHECK_IDS = (
     BASE_UNKNOWN,
     ARG_UNSET,
@@ -41,6 +46,11 @@ CHECK_IDS = (
     UNRESOLVED,
     REQUIREMENTS,
     NO_NVCC,
+    PRERELEASE,
+    COMPANION,
+    GET_PIP,
+    COMPAT_LIBS,
+    NO_CUDNN,
 )
 
 PIP_CUDA_COST = "the pip nvidia-* wheels add about 2-3 GB"

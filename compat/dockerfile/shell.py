@@ -45,6 +45,8 @@ class Command:
     """Prefix assignments (`FOO=1 pip install …`) and shell variables set earlier in the same RUN."""
     cwd: str | None = None
     """Directory after `cd` commands earlier in the same RUN (None: the WORKDIR)."""
+    branch: str | None = None
+    """The shell branch it is in when its condition is unknown ("the else branch of `if [ -n "$X" ]`")."""
 
 
 def lex(text: str) -> list[Token]:
@@ -172,6 +174,7 @@ class _Walker:
         self.out: list[Command] = []
         self.steps = 0
         self.depth = 0
+        self.branch: str | None = None
 
     # -- token helpers
     def peek(self) -> Token | None:
@@ -286,26 +289,40 @@ class _Walker:
             self.i += 1
 
     def if_clause(self, run: bool) -> bool | None:
+        """Branches whose condition is unknown are all followed, each command labelled with its branch."""
         self.i += 1  # if
+        c_start = self.i
         cond = self.run_list(run, stop=("then",))
+        what = "`if " + " ".join(tok.text for tok in self.t[c_start : self.i]).rstrip(" ;&")[:80] + "`"
         self.expect("then")
-        taken = False
-        first = cond is not False  # unknown → the then-branch
-        st = self.run_list(run and first, stop=("elif", "else", "fi"))
-        taken = first
+        outer = self.branch
+        taken = cond is True
+        unknown = cond is None
+        self.branch = f"the then branch of {what}" if unknown else outer
+        st = self.run_list(run and cond is not False, stop=("elif", "else", "fi"))
+        n = 0
         while self.at_word("elif"):
             self.i += 1
+            n += 1
+            self.branch = outer
+            c_start = self.i
             c2 = self.run_list(run and not taken, stop=("then",))
+            text = " ".join(tok.text for tok in self.t[c_start : self.i]).rstrip(" ;&")[:80]
             self.expect("then")
             this = not taken and c2 is not False
+            self.branch = f"the elif `{text}` branch of {what}" if (unknown or c2 is None) else outer
             s2 = self.run_list(run and this, stop=("elif", "else", "fi"))
             if this:
-                st, taken = s2, True
+                st = s2
+                taken = taken or c2 is True
+                unknown = unknown or c2 is None
         if self.at_word("else"):
             self.i += 1
+            self.branch = f"the else branch of {what}" if unknown else outer
             s3 = self.run_list(run and not taken, stop=("fi",))
             if not taken:
                 st = s3
+        self.branch = outer
         self.expect("fi")
         return st
 
@@ -455,6 +472,7 @@ class _Walker:
                 first if first is not None else raw[0].offset,
                 {**self.local, **assigns},
                 self.cwd,
+                self.branch,
             )
         )
         return True

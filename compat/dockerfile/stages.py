@@ -379,6 +379,8 @@ def _run(st: Stage, ins_: Instruction, df: Dockerfile, m: Matrix, opts: Options)
             if "TORCH_CUDA_ARCH_LIST" in cmd.env:
                 st.arch_list = Where(cmd.env["TORCH_CUDA_ARCH_LIST"], line, "RUN")
             for act in ins.interpret(cmd, ctx):
+                if cmd.branch and isinstance(act, ins.Install):
+                    act = replace(act, origin=f"{act.origin + '; ' if act.origin else ''}in {cmd.branch}")
                 _apply(st, act, line, m)
 
 
