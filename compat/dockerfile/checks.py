@@ -98,6 +98,9 @@ def check_stage(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding | Skip]
     yield from _check_arch_list(st, m, opts)
     yield from _check_require_cuda(st, m, opts)
     yield from _check_no_nvcc(st)
+    from compat.dockerfile.rules import check_rules
+
+    yield from check_rules(st, m, opts)
 
 
 def _check_no_nvcc(st: Stage) -> Iterator[Finding | Skip]:

@@ -31,6 +31,7 @@ COMPANION = "dockerfile.companion"
 GET_PIP = "dockerfile.get-pip"
 COMPAT_LIBS = "dockerfile.compat-libs"
 NO_CUDNN = "dockerfile.no-cudnn"
+DELETED_TAG = "dockerfile.deleted-tag"
 CHECK_IDS = (
     BASE_UNKNOWN,
     ARG_UNSET,
@@ -51,6 +52,7 @@ CHECK_IDS = (
     GET_PIP,
     COMPAT_LIBS,
     NO_CUDNN,
+    DELETED_TAG,
 )
 
 PIP_CUDA_COST = "the pip nvidia-* wheels add about 2-3 GB"
@@ -122,6 +124,25 @@ class TfState:
 
 
 @dataclass
+class Event:
+    """Something a RUN or ENV line does that a rule in rules.py judges later (companion installs, get-pip.py,
+    forward-compatibility libraries, packages that need cuDNN)."""
+
+    kind: str
+    """companion | get-pip-url | get-pip-run | compat-libs | needs-cudnn"""
+    line: int
+    what: str
+    """The package, URL or path concerned."""
+    version: str | None = None
+    """Companion: its exact pin; get-pip-run: the interpreter's version."""
+    torch: str | None = None
+    """The stage's torch (resolver form) when the event happened."""
+    same_command_torch: bool = False
+    no_deps: bool = False
+    branch: str | None = None
+
+
+@dataclass
 class Stage:
     index: int
     name: str | None
@@ -144,6 +165,7 @@ class Stage:
     arch_list: Where | None = None
     extension_builds: list[tuple[int, str]] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -162,6 +184,7 @@ class Stage:
             copies=list(self.copies),
             findings=[],
             extension_builds=list(self.extension_builds),
+            events=list(self.events),
         )
         return s
 

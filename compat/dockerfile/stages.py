@@ -12,11 +12,12 @@ from packaging.version import InvalidVersion, Version
 
 from compat.dockerfile import installs as ins
 from compat.dockerfile.frameworks import _install_tf, _install_torch
-from compat.dockerfile.images import BaseStack, infer, parse_ref
+from compat.dockerfile.images import BaseStack, deleted_row, infer, parse_ref
 from compat.dockerfile.model import (
     _ENV_DIRS,
     ARG_UNSET,
     BASE_UNKNOWN,
+    DELETED_TAG,
     PREDEFINED_ARGS,
     SYNTAX,
     Options,
@@ -34,6 +35,7 @@ from compat.dockerfile.parser import (
     split_flags,
     strip_unset,
 )
+from compat.dockerfile.rules import record, record_env
 from compat.dockerfile.shell import run as run_shell
 from compat.errors import InputError
 from compat.findings import Finding, Fix
@@ -171,6 +173,27 @@ def _from(
         and "x86_64" not in platform
     ):
         stack = replace(stack, notes=(*stack.notes, f"built for {platform}"))
+    if stack.kind == "cuda" and stack.cuda:
+        gone = deleted_row(m.raw, stack.cuda)
+        if gone is not None:
+            notes.append(
+                Finding(
+                    DELETED_TAG,
+                    "error",
+                    f"{image} was deleted from Docker Hub",
+                    f"NVIDIA deletes nvidia/cuda tags six months after their end of life ({gone.get('source')}); "
+                    f"the CUDA {stack.cuda} tags are gone ({gone.get('evidence')}), so docker build stops with "
+                    f"'{image}: not found'.",
+                    (
+                        Fix(
+                            "Move to a supported tag of the same CUDA major (see NVIDIA's supported-tags list)"
+                        ),
+                    ),
+                    {"image": image, "cuda": stack.cuda},
+                    group="dockerfile",
+                    line=ins_.line,
+                )
+            )
     st = Stage(index, name, image, ins_.line, stack)
     src = f"Dockerfile:{ins_.line}"
     if stack.python:
@@ -245,6 +268,7 @@ def _instruction(
             if v is None:
                 continue
             st.env[k] = strip_unset(expand(v, _scope(st), df.escape, quotes=False)[0])
+            record_env(st, k, st.env[k], ins_.line)
             if k == "TORCH_CUDA_ARCH_LIST":
                 st.arch_list = Where(st.env[k], ins_.line, "ENV")
         return
@@ -382,6 +406,7 @@ def _run(st: Stage, ins_: Instruction, df: Dockerfile, m: Matrix, opts: Options)
                 if cmd.branch and isinstance(act, ins.Install):
                     act = replace(act, origin=f"{act.origin + '; ' if act.origin else ''}in {cmd.branch}")
                 _apply(st, act, line, m)
+            record(st, cmd, line)
 
 
 def _apply(st: Stage, act: ins.Action, line: int, m: Matrix) -> None:
