@@ -18,6 +18,7 @@ from typing import Callable, Union
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import Version
 
+from compat.dockerfile.localproject import parse_local, project_requirements
 from compat.dockerfile.parser import UNSET
 from compat.dockerfile.shell import Command
 
@@ -437,6 +438,9 @@ def _pip(args: list[str], cmd: Command, ctx: Context, cwd: str, py: str | None, 
                 opts.torch_backend = val
             elif name in ("-e", "--editable"):
                 out.extend(_local_project(val))
+                loc = parse_local(val)
+                if loc is not None:
+                    reqs.extend(project_requirements(_abs(loc[0], cwd), loc[1], ctx.resolve_path))
             elif name in (
                 "--global-option",
                 "--config-settings",
@@ -451,7 +455,11 @@ def _pip(args: list[str], cmd: Command, ctx: Context, cwd: str, py: str | None, 
                 pass
             i += 1
             continue
-        reqs.append((a, ""))
+        loc = parse_local(a)
+        if loc is not None:
+            reqs.extend(project_requirements(_abs(loc[0], cwd), loc[1], ctx.resolve_path))
+        else:
+            reqs.append((a, ""))
         i += 1
     for text, origin in dict.fromkeys(reqs):  # a requirement written twice is read once
         out.extend(_requirement(text, origin, opts, tool, py, cmd))

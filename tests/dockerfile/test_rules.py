@@ -183,3 +183,29 @@ def test_nightly_channel_is_not_a_release_install(write_df: Callable[..., Path],
     ids = _ids(rep)
     assert ids.get("dockerfile.prerelease") == [3]
     assert "dockerfile.index-tag" not in ids and "dockerfile.unpinned" not in ids
+
+
+def test_local_project_extras_from_pyproject_and_setup_cfg(
+    write_df: Callable[..., Path], dmatrix: Any
+) -> None:
+    import sys
+
+    text = (
+        "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nRUN apt-get update && apt-get install -y python3-pip\n"
+        "WORKDIR /app\nCOPY . .\nRUN pip install --no-cache-dir .[cpu,dev]\n"
+    )
+    cfg = "[options]\ninstall_requires =\n    numpy\n[options.extras_require]\ncpu =\n    torch==2.1.1+cpu\n"
+    p = write_df(text, **{"setup.cfg": cfg})
+    rep = check_dockerfile(p, dmatrix, today=DAY)
+    f = next(f for f in rep.findings if f.id == "dockerfile.cpu-wheel")
+    assert f.line == 5
+    rep = check_dockerfile(
+        write_df(text.replace(".[cpu,dev]", ".[dev]"), **{"setup.cfg": cfg}), dmatrix, today=DAY
+    )
+    assert "dockerfile.cpu-wheel" not in _ids(rep)
+    if sys.version_info >= (3, 11):
+        toml = '[project]\nname = "x"\ndependencies = []\n[project.optional-dependencies]\ncpu = ["torch==2.1.1+cpu"]\n'
+        (p.parent / "setup.cfg").unlink()
+        (p.parent / "pyproject.toml").write_text(toml, encoding="utf-8")
+        rep = check_dockerfile(write_df(text), dmatrix, today=DAY)
+        assert "dockerfile.cpu-wheel" in _ids(rep)
