@@ -104,7 +104,7 @@ def _devices(svc: YMap, s: _Service, where: str) -> Iterator[Finding]:
                 "required); `docker compose up` rejects the file, and without `gpu` in it no GPU is given.",
                 where,
                 line,
-                (Fix("Add the capability", "capabilities: [gpu]"),),
+                (Fix("Add the capability: capabilities: [gpu]"),),
                 service=s.name,
             )
         if count is not None and ids is not None:
@@ -227,8 +227,7 @@ def check_service(
                 s.runtime_line,
                 (
                     Fix(
-                        "Reserve the GPU instead",
-                        "deploy.resources.reservations.devices: [{driver: nvidia, count: all, capabilities: [gpu]}]",
+                        "Reserve the GPU instead: deploy.resources.reservations.devices: [{driver: nvidia, count: all, capabilities: [gpu]}]"
                     ),
                 ),
                 service=name,
@@ -247,8 +246,7 @@ def check_service(
                 vline,
                 (
                     Fix(
-                        "Reserve the GPU",
-                        "deploy.resources.reservations.devices: [{driver: nvidia, count: all, capabilities: [gpu]}]",
+                        "Reserve the GPU: deploy.resources.reservations.devices: [{driver: nvidia, count: all, capabilities: [gpu]}]"
                     ),
                 ),
                 service=name,
@@ -267,8 +265,7 @@ def check_service(
                 line,
                 (
                     Fix(
-                        "Reserve a GPU",
-                        "deploy.resources.reservations.devices: [{driver: nvidia, count: 1, capabilities: [gpu]}]",
+                        "Reserve a GPU: deploy.resources.reservations.devices: [{driver: nvidia, count: 1, capabilities: [gpu]}]"
                     ),
                 ),
                 service=name,
@@ -288,8 +285,8 @@ def check_service(
                 where,
                 line,
                 (
-                    Fix("Give it shared memory", "shm_size: 8gb"),
-                    Fix("Or share the host's IPC namespace", "ipc: host"),
+                    Fix("Give it shared memory: shm_size: 8gb"),
+                    Fix("Or share the host's IPC namespace: ipc: host"),
                 ),
                 service=name,
             )
