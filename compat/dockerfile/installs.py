@@ -125,6 +125,9 @@ _APT_CUDNN_RE = re.compile(
 _APT_CUDA_RE = re.compile(
     r"^cuda(?:-toolkit|-nvcc|-compiler|-libraries-dev|-runtime|-cudart-dev|-libraries)?-(\d{1,4})-(\d{1,4})(?:=.*)?$"
 )
+_CONDA_INSTALLER_RE = re.compile(
+    r"(Miniconda3|Miniconda2|Miniforge3|Mambaforge|Miniforge-pypy3|Anaconda3)-(?:py(\d)(\d{1,2})_)?[^/\s]*\.sh"
+)
 _CONDA_SPEC_RE = re.compile(r"^([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?\s*(?:(==|=|>=|<=|>|<|!=|~=)\s*([^\s=,|]+))?")
 
 
@@ -171,7 +174,7 @@ class Uninstall:
 @dataclass
 class SetPython:
     version: str | None
-    """None: apt's python3 of the stage's OS."""
+    """None: apt's python3 of the stage's OS; "": an interpreter whose version is unknown (Miniconda-latest)."""
     how: str
 
 
@@ -297,6 +300,13 @@ def interpret(cmd: Command, ctx: Context) -> list[Action]:
         return []
     if head in ("conda", "mamba", "micromamba"):
         return _conda(argv[1:])
+    for a in argv[1:]:
+        cm = _CONDA_INSTALLER_RE.search(a)
+        if (
+            cm is not None
+        ):  # Miniconda / Miniforge fetched or run: later pip/conda use its Python, not the OS's
+            py = f"{cm.group(2)}.{cm.group(3)}" if cm.group(2) else ""
+            return [SetPython(py, f"the Python of {cm.group(1)} ({cm.group(0)})")]
     if head in ("apt-get", "apt", "yum", "dnf", "microdnf"):
         return _apt(argv[1:])
     if head == "pyenv" and len(argv) > 2 and argv[1] in ("install", "global"):

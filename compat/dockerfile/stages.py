@@ -412,6 +412,9 @@ def _run(st: Stage, ins_: Instruction, df: Dockerfile, m: Matrix, opts: Options)
 def _apply(st: Stage, act: ins.Action, line: int, m: Matrix) -> None:
     if isinstance(act, ins.SetPython):
         ver = act.version
+        if ver == "":
+            st.python = None  # e.g. Miniconda3-latest: its Python is whatever the installer ships today
+            return
         if ver is None:
             row = _os_python(m, st.os)
             if row is None:

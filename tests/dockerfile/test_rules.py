@@ -209,3 +209,23 @@ def test_local_project_extras_from_pyproject_and_setup_cfg(
         (p.parent / "pyproject.toml").write_text(toml, encoding="utf-8")
         rep = check_dockerfile(write_df(text), dmatrix, today=DAY)
         assert "dockerfile.cpu-wheel" in _ids(rep)
+
+
+def test_conda_installer_python_replaces_the_os_python(write_df: Callable[..., Path], dmatrix: Any) -> None:
+    base = (
+        "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nRUN apt-get update && apt-get install -y python3-pip\n"
+    )
+    rep = _check(
+        write_df,
+        dmatrix,
+        base
+        + "RUN curl -Lso /m.sh https://repo.anaconda.com/miniconda/Miniconda3-py39_23.1.0-1-Linux-x86_64.sh && bash /m.sh -b\n",
+    )
+    assert rep.facts["python"]["raw"] == "3.9" and rep.facts["python"]["source"] == "Dockerfile:3"
+    rep = _check(
+        write_df,
+        dmatrix,
+        base
+        + "RUN wget https://github.com/conda-forge/miniforge/releases/latest/download/Miniforge3-Linux-x86_64.sh\n",
+    )
+    assert "python" not in rep.facts  # unknown, not Ubuntu's 3.10
