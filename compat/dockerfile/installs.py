@@ -16,7 +16,7 @@ from typing import Callable, Union
 
 from packaging.version import Version
 
-from compat.dockerfile.shell import Command
+from compat.dockerfile.shellwords import Command
 
 FRAMEWORKS = {
     "torch": "torch",

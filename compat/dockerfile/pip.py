@@ -27,7 +27,7 @@ from compat.dockerfile.installs import (
 )
 from compat.dockerfile.localproject import parse_local, project_requirements
 from compat.dockerfile.parser import UNSET
-from compat.dockerfile.shell import Command
+from compat.dockerfile.shellwords import Command
 
 
 @dataclass

@@ -15,7 +15,7 @@ from packaging.version import InvalidVersion, Version
 from compat.dockerfile.installs import _PIP_VALUE_OPTS
 from compat.dockerfile.model import COMPANION, COMPAT_LIBS, GET_PIP, NO_CUDNN, Event, Options, Stage
 from compat.dockerfile.parser import UNSET
-from compat.dockerfile.shell import Command
+from compat.dockerfile.shellwords import Command
 from compat.findings import Finding, Fix, Skip
 from compat.matrix import Matrix
 
