@@ -172,3 +172,17 @@ def test_missing_file_and_alias_bomb(tmp_path: Path, run: Any) -> None:
     p = _compose(tmp_path, bomb + "services: {}\n")
     r = run("compose", str(p))
     assert r.code == 2 and "YAML values" in r.err
+
+
+@pytest.mark.parametrize(
+    "v", ["null", "1", "[]", "{}", "[1, {a: b}]", "'all'", "99999999999999999999999999999999999999999999"]
+)
+def test_odd_values_never_crash(tmp_path: Path, run: Any, v: str) -> None:
+    text = (
+        f"services:\n  a:\n    environment: {v}\n    build: {v}\n    gpus: {v}\n    runtime: {v}\n"
+        f"  b:\n    deploy: {{resources: {{reservations: {{devices: [{{capabilities: {v}, count: {v}, device_ids: {v}}}]}}}}}}\n"
+        f"  c: {v}\n"
+    )
+    r = run("compose", str(_compose(tmp_path, text)), "--json")
+    assert r.code in (0, 1) and "Traceback" not in r.err, r.err
+    json.loads(r.out)

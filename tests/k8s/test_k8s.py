@@ -123,3 +123,16 @@ def test_bad_input(tmp_path: Path, run: Any) -> None:
     assert r.code == 2
     r = run("k8s", str(_write(tmp_path, "kind: Pod\n")), "--target-gpu", "nosuchgpu")
     assert r.code == 2 and "unknown GPU" in r.err
+
+
+def test_odd_values_never_crash(tmp_path: Path, run: Any) -> None:
+    for v in ("null", "1", "[]", "{}", "[1, {a: b}]", "'x'", "99999999999999999999999999999999999999999999"):
+        text = (
+            f"kind: Pod\nspec:\n  nodeSelector: {v}\n  affinity: {v}\n  tolerations: {v}\n  volumes: {v}\n"
+            f"  containers: [{{image: 'pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime', volumeMounts: {v},"
+            f" resources: {{limits: {{nvidia.com/gpu: {v}}}, requests: {{nvidia.com/gpu: {v}}}}}}}, {v}]\n"
+            f"---\nkind: List\nitems: {v}\n"
+        )
+        r = run("k8s", str(_write(tmp_path, text)), "--json")
+        assert r.code in (0, 1) and "Traceback" not in r.err, (v, r.err)
+        json.loads(r.out)
