@@ -137,7 +137,7 @@ def record(st: Stage, cmd: Command, line: int) -> None:
     if parsed is None:
         return
     reqs, no_deps = parsed
-    names = [_name_version(r) for r in reqs if UNSET not in r]
+    names = [_name_version(r) for r in dict.fromkeys(reqs) if UNSET not in r]  # 1 MB of one requirement: once
     with_torch = any(n == "torch" for n, _, _ in names)
     pinned = [v for n, v, _ in names if n == "torch" and v]
     if pinned:
