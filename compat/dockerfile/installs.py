@@ -10,6 +10,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Union
@@ -232,6 +233,43 @@ def _abs(path: str, cwd: str) -> str:
     return "/" + os.path.normpath(joined).lstrip("/")
 
 
+# Source trees whose setup.py compiles CUDA code (beside EXTENSION_PACKAGES): PyTorch itself and its
+# companions built from a clone, and projects commonly built that way in GPU images.
+_CUDA_SOURCE_TREES = frozenset(
+    {
+        "pytorch",
+        "torch",
+        "vision",
+        "torchvision",
+        "audio",
+        "torchaudio",
+        "maskrcnn-benchmark",
+        "bitsandbytes",
+        "flash-attention",
+        "tensorrt-llm",
+        "nccl-tests",
+        "mmdetection3d",
+        "spconv",
+        "kaolin",
+    }
+)
+
+
+def _builds_cuda(cwd: str, args: list[str], env: Mapping[str, str]) -> bool:
+    """Whether `python setup.py …` in `cwd` compiles CUDA: a known CUDA project, FORCE_CUDA / arch list set,
+    or a CUDA flag. A clone of a pure-Python project (transformers) is not a CUDA build."""
+    name = _norm(os.path.basename(cwd.rstrip("/")) or "")
+    if (
+        name in EXTENSION_PACKAGES
+        or name in _CUDA_SOURCE_TREES
+        or name.replace("_", "-") in EXTENSION_PACKAGES
+    ):
+        return True
+    if any(env.get(k, "") not in ("", "0") for k in ("FORCE_CUDA", "TORCH_CUDA_ARCH_LIST", "DS_BUILD_OPS")):
+        return True
+    return any("cuda" in a.lower() for a in args[1:])
+
+
 def interpret(cmd: Command, ctx: Context) -> list[Action]:
     """Actions of one simple command; unknown commands give none."""
     from compat.dockerfile.pip import _pip
@@ -277,7 +315,9 @@ def interpret(cmd: Command, ctx: Context) -> list[Action]:
             and args[0].endswith("setup.py")
             and any(a in ("install", "develop", "build_ext", "bdist_wheel") for a in args[1:])
         ):
-            return [ExtensionBuild(f"python {' '.join(args[:2])} (in {cwd})")]
+            if _builds_cuda(cwd, args, {**ctx.env, **cmd.env}):
+                return [ExtensionBuild(f"python {' '.join(args[:2])} (in {cwd})")]
+            return []
         if args and args[0] == "-m" and len(args) > 2 and args[1] == "venv":
             return []
         return []

@@ -229,3 +229,18 @@ def test_conda_installer_python_replaces_the_os_python(write_df: Callable[..., P
         + "RUN wget https://github.com/conda-forge/miniforge/releases/latest/download/Miniforge3-Linux-x86_64.sh\n",
     )
     assert "python" not in rep.facts  # unknown, not Ubuntu's 3.10
+
+
+def test_setup_py_is_a_cuda_build_only_for_cuda_projects(write_df: Callable[..., Path], dmatrix: Any) -> None:
+    base = (
+        "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nRUN apt-get update && apt-get install -y python3-pip\n"
+    )
+    hf = (
+        base
+        + "RUN git clone https://github.com/huggingface/transformers && cd transformers && python3 setup.py install\n"
+    )
+    assert "dockerfile.no-nvcc" not in _ids(_check(write_df, dmatrix, hf))
+    apex = base + "RUN git clone https://github.com/NVIDIA/apex && cd apex && python3 setup.py install\n"
+    assert _ids(_check(write_df, dmatrix, apex)).get("dockerfile.no-nvcc") == [3]
+    own = base + "WORKDIR /src\nRUN FORCE_CUDA=1 python3 setup.py develop\n"
+    assert "dockerfile.no-nvcc" in _ids(_check(write_df, dmatrix, own))
