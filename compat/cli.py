@@ -37,6 +37,8 @@ COMMAND_MODULES = (
     "compat.commands.fleet",
     "compat.commands.mcp",
     "compat.commands.record",
+    "compat.commands.compose",
+    "compat.commands.k8s",
 )
 
 

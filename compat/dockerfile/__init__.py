@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as _dt
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
@@ -44,9 +45,11 @@ def check_dockerfile(
     target_cc: Optional[str] = None,
     build_args: Optional[Mapping[str, str]] = None,
     context: Optional[str | Path] = None,
+    today: Optional[_dt.date] = None,
 ) -> Report:
     """Parse, infer each stage's stack and resolve it: the report `compat dockerfile` prints."""
-    from compat.dockerfile.analyze import Options, analyze
+    from compat.dockerfile.analyze import analyze
+    from compat.dockerfile.model import Options
     from compat.dockerfile.parser import parse
 
     p = Path(path)
@@ -71,6 +74,7 @@ def check_dockerfile(
         target_cc=target_cc,
         build_args=dict(build_args or {}),
         context=ctx,
+        today=today,
     )
     return analyze(df, matrix, opts)
 

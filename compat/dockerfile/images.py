@@ -382,6 +382,16 @@ def _rows(doc: Mapping[str, Any], section: str, out: list[str]) -> list[tuple[st
     return res
 
 
+def deleted_row(raw: Mapping[str, Any], cuda: str) -> Mapping[str, Any] | None:
+    """The images.yaml row saying NVIDIA deleted the nvidia/cuda tags of CUDA `cuda`, if there is one."""
+    nv = _doc(raw).get("nvidia_cuda")
+    for row in (nv.get("deleted") or ()) if isinstance(nv, Mapping) else ():
+        c = str(row.get("cuda", "")) if isinstance(row, Mapping) else ""
+        if c and (cuda == c or cuda.startswith(c + ".")):
+            return dict(row)
+    return None
+
+
 def validate_document(doc: Any) -> list[str]:
     """Every problem in an images.yaml document (empty when valid)."""
     out: list[str] = []
@@ -421,6 +431,10 @@ def validate_document(doc: Any) -> list[str]:
                 br = row.get("branches")
                 if not isinstance(br, list) or not all(isinstance(b, str) and b.isdigit() for b in br):
                     out.append(f"{where}: 'branches' must be a list of quoted driver branches like \"535\"")
+            for where, row in _rows(nv, "deleted", out):
+                where = "nvidia_cuda." + where
+                _check_str(row, "cuda", where, out, required=True, pattern=_DOTTED)
+                _check_str(row, "evidence", where, out, required=True)
     seen: set[tuple[str, str]] = set()
     for where, row in _rows(doc, "ngc", out):
         _check_str(row, "release", where, out, required=True, pattern=re.compile(r"^\d{2}\.\d{2}$"))

@@ -10,15 +10,14 @@ from __future__ import annotations
 import glob
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Callable, Union
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import Version
 
-from compat.dockerfile.parser import UNSET
-from compat.dockerfile.shell import Command
+from compat.dockerfile.shellwords import Command
 
 FRAMEWORKS = {
     "torch": "torch",
@@ -127,6 +126,9 @@ _APT_CUDNN_RE = re.compile(
 _APT_CUDA_RE = re.compile(
     r"^cuda(?:-toolkit|-nvcc|-compiler|-libraries-dev|-runtime|-cudart-dev|-libraries)?-(\d{1,4})-(\d{1,4})(?:=.*)?$"
 )
+_CONDA_INSTALLER_RE = re.compile(
+    r"(Miniconda3|Miniconda2|Miniforge3|Mambaforge|Miniforge-pypy3|Anaconda3)-(?:py(\d)(\d{1,2})_)?[^/\s]*\.sh"
+)
 _CONDA_SPEC_RE = re.compile(r"^([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?\s*(?:(==|=|>=|<=|>|<|!=|~=)\s*([^\s=,|]+))?")
 
 
@@ -161,6 +163,8 @@ class Install:
     """Variables the spec uses that the Dockerfile leaves unset."""
     origin: str = ""
     """"requirements.txt:3" when read from a file."""
+    channel: str | None = None
+    """"nightly" or "test" when the index is PyTorch's pre-release channel (not a release install)."""
 
 
 @dataclass
@@ -171,7 +175,7 @@ class Uninstall:
 @dataclass
 class SetPython:
     version: str | None
-    """None: apt's python3 of the stage's OS."""
+    """None: apt's python3 of the stage's OS; "": an interpreter whose version is unknown (Miniconda-latest)."""
     how: str
 
 
@@ -229,8 +233,47 @@ def _abs(path: str, cwd: str) -> str:
     return "/" + os.path.normpath(joined).lstrip("/")
 
 
+# Source trees whose setup.py compiles CUDA code (beside EXTENSION_PACKAGES): PyTorch itself and its
+# companions built from a clone, and projects commonly built that way in GPU images.
+_CUDA_SOURCE_TREES = frozenset(
+    {
+        "pytorch",
+        "torch",
+        "vision",
+        "torchvision",
+        "audio",
+        "torchaudio",
+        "maskrcnn-benchmark",
+        "bitsandbytes",
+        "flash-attention",
+        "tensorrt-llm",
+        "nccl-tests",
+        "mmdetection3d",
+        "spconv",
+        "kaolin",
+    }
+)
+
+
+def _builds_cuda(cwd: str, args: list[str], env: Mapping[str, str]) -> bool:
+    """Whether `python setup.py …` in `cwd` compiles CUDA: a known CUDA project, FORCE_CUDA / arch list set,
+    or a CUDA flag. A clone of a pure-Python project (transformers) is not a CUDA build."""
+    name = _norm(os.path.basename(cwd.rstrip("/")) or "")
+    if (
+        name in EXTENSION_PACKAGES
+        or name in _CUDA_SOURCE_TREES
+        or name.replace("_", "-") in EXTENSION_PACKAGES
+    ):
+        return True
+    if any(env.get(k, "") not in ("", "0") for k in ("FORCE_CUDA", "TORCH_CUDA_ARCH_LIST", "DS_BUILD_OPS")):
+        return True
+    return any("cuda" in a.lower() for a in args[1:])
+
+
 def interpret(cmd: Command, ctx: Context) -> list[Action]:
     """Actions of one simple command; unknown commands give none."""
+    from compat.dockerfile.pip import _pip
+
     argv = list(cmd.argv)
     # Wrappers: sudo, env, conda run, time, nohup, xargs -n1
     while argv:
@@ -272,7 +315,9 @@ def interpret(cmd: Command, ctx: Context) -> list[Action]:
             and args[0].endswith("setup.py")
             and any(a in ("install", "develop", "build_ext", "bdist_wheel") for a in args[1:])
         ):
-            return [ExtensionBuild(f"python {' '.join(args[:2])} (in {cwd})")]
+            if _builds_cuda(cwd, args, {**ctx.env, **cmd.env}):
+                return [ExtensionBuild(f"python {' '.join(args[:2])} (in {cwd})")]
+            return []
         if args and args[0] == "-m" and len(args) > 2 and args[1] == "venv":
             return []
         return []
@@ -295,6 +340,13 @@ def interpret(cmd: Command, ctx: Context) -> list[Action]:
         return []
     if head in ("conda", "mamba", "micromamba"):
         return _conda(argv[1:])
+    for a in argv[1:]:
+        cm = _CONDA_INSTALLER_RE.search(a)
+        if (
+            cm is not None
+        ):  # Miniconda / Miniforge fetched or run: later pip/conda use its Python, not the OS's
+            py = f"{cm.group(2)}.{cm.group(3)}" if cm.group(2) else ""
+            return [SetPython(py, f"the Python of {cm.group(1)} ({cm.group(0)})")]
     if head in ("apt-get", "apt", "yum", "dnf", "microdnf"):
         return _apt(argv[1:])
     if head == "pyenv" and len(argv) > 2 and argv[1] in ("install", "global"):
@@ -322,241 +374,6 @@ def _uninstall(args: list[str]) -> list[Action]:
 
 def _norm(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
-
-
-@dataclass
-class _PipOpts:
-    index: str | None = None
-    extra: list[str] = field(default_factory=list)
-    find_links: list[str] = field(default_factory=list)
-    torch_backend: str | None = None
-
-
-def _index_tag(url: str) -> str | None:
-    m = _INDEX_TAG_RE.search(url)
-    if m is None:
-        return None
-    tag = m.group(1)
-    return "cpu" if tag.startswith("cpu") else tag
-
-
-def _pip(args: list[str], cmd: Command, ctx: Context, cwd: str, py: str | None, tool: str) -> list[Action]:
-    if not args:
-        return []
-    sub = args[0]
-    if sub == "uninstall":
-        return _uninstall(args[1:])
-    if sub not in ("install", "download") or sub == "download":
-        return []
-    out: list[Action] = []
-    reqs: list[tuple[str, str]] = []  # (requirement text, origin)
-    opts = _PipOpts()
-    rest = args[1:]
-    i = 0
-    while i < len(rest):
-        a = rest[i]
-        name, eq, inline = a.partition("=") if a.startswith("--") else (a, "", "")
-        if (
-            a.startswith("-")
-            and not eq
-            and len(a) > 2
-            and a[1] != "-"
-            and a[:2] in ("-r", "-c", "-i", "-f", "-e")
-        ):
-            name, inline, eq = a[:2], a[2:], "="
-        if name in _PIP_VALUE_OPTS:
-            val = inline if eq else (rest[i + 1] if i + 1 < len(rest) else "")
-            i += 1 if eq else 2
-            if name in ("-r", "--requirement"):
-                out.extend(_read_requirements(val, cwd, ctx, reqs, opts, depth=0))
-            elif name in ("-i", "--index-url"):
-                opts.index = val
-            elif name == "--extra-index-url":
-                opts.extra.append(val)
-            elif name in ("-f", "--find-links"):
-                opts.find_links.append(val)
-            elif name == "--torch-backend":
-                opts.torch_backend = val
-            elif name in ("-e", "--editable"):
-                out.extend(_local_project(val))
-            elif name in (
-                "--global-option",
-                "--config-settings",
-                "-C",
-                "--install-option",
-                "--build-option",
-            ) and ("cuda" in val.lower() or "build_ext" in val):
-                out.append(ExtensionBuild(f"pip install {name}={val}"))
-            continue
-        if a.startswith("-"):
-            if a == "--no-build-isolation":
-                pass
-            i += 1
-            continue
-        reqs.append((a, ""))
-        i += 1
-    for text, origin in dict.fromkeys(reqs):  # a requirement written twice is read once
-        out.extend(_requirement(text, origin, opts, tool, py, cmd))
-    return out
-
-
-def _local_project(val: str) -> list[Action]:
-    v = val.strip()
-    if v.startswith("git+"):
-        name = v.rstrip("/").split("/")[-1].split("@")[0].removesuffix(".git")
-        if _norm(name) in EXTENSION_PACKAGES or name.lower() in EXTENSION_PACKAGES:
-            return [ExtensionBuild(f"pip install {v}")]
-    return []
-
-
-def _requirement(
-    text: str, origin: str, opts: _PipOpts, tool: str, py: str | None, cmd: Command
-) -> list[Action]:
-    t = text.strip()
-    if not t:
-        return []
-    if t.startswith(("git+", "http://", "https://", "file:")) or t.endswith(".whl"):
-        wm = _WHEEL_RE.search(t.replace("%2B", "+"))
-        if wm is not None:
-            pkg = _norm(wm.group(1))
-            ver = wm.group(2)
-            if not _readable(ver):
-                return _local_project(t)
-            pyv = f"{wm.group(3)[2]}.{wm.group(3)[3:]}"
-            return [Install(FRAMEWORKS[pkg], pkg, t, version=ver, tool=tool, python=py or pyv, origin=origin)]
-        return _local_project(t)
-    if t in (".", "./") or t.startswith(("./", "/", "../")):
-        return []
-    unresolved = tuple(sorted(set(re.findall(UNSET + r"([A-Za-z0-9_$()]*)" + UNSET, t))))
-    clean = re.sub(UNSET + r"[A-Za-z0-9_$()]*" + UNSET, "", t)
-    name_m = re.match(r"^([A-Za-z0-9][A-Za-z0-9._\-]*)", clean)
-    if name_m is None:
-        return []
-    pkg = _norm(name_m.group(1))
-    if pkg in EXTENSION_PACKAGES and pkg not in ("vllm", "deepspeed", "xformers", "transformer-engine"):
-        # flash-attn, apex, mmcv-full … compile against torch unless a matching wheel exists.
-        extra_act: list[Action] = [ExtensionBuild(f"pip install {t}")]
-    elif pkg == "deepspeed" and any(
-        k.startswith("DS_BUILD_") and v not in ("0", "") for k, v in cmd.env.items()
-    ):
-        extra_act = [ExtensionBuild("pip install deepspeed with DS_BUILD_* ops")]
-    else:
-        extra_act = []
-    if pkg not in FRAMEWORKS:
-        return extra_act
-    if unresolved:
-        return [
-            Install(FRAMEWORKS[pkg], pkg, clean, tool=tool, python=py, unresolved=unresolved, origin=origin)
-        ]
-    try:
-        req = Requirement(clean)
-    except InvalidRequirement:
-        return []
-    version = None
-    specifier = str(req.specifier)
-    specs = list(req.specifier)
-    if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version:
-        version = specs[0].version
-        specifier = ""
-        if not _readable(version):  # `torch===anything`, or a release number too long for int()
-            version, specifier = None, str(req.specifier)
-    tag = None
-    kind = None
-    url = None
-    if opts.torch_backend and opts.torch_backend not in ("auto",):
-        tag, kind, url = opts.torch_backend, "index", f"--torch-backend {opts.torch_backend}"
-    elif opts.index and _index_tag(opts.index):
-        tag, kind, url = _index_tag(opts.index), "index", opts.index
-    else:
-        for u in opts.extra + opts.find_links:
-            if _index_tag(u):
-                tag, kind, url = _index_tag(u), "extra", u
-    return [
-        Install(
-            FRAMEWORKS[pkg],
-            pkg,
-            clean,
-            version=version,
-            specifier=specifier,
-            extras=frozenset(e.lower() for e in req.extras),
-            index_tag=tag,
-            index_kind=kind,
-            index_url=url,
-            tool=tool,
-            python=py,
-            origin=origin,
-        ),
-        *extra_act,
-    ]
-
-
-def _read_requirements(
-    path: str, cwd: str, ctx: Context, reqs: list[tuple[str, str]], opts: _PipOpts, depth: int
-) -> list[Action]:
-    if not path.strip() or path.strip() in ("<", "-"):
-        return []
-    if UNSET in path:
-        return [
-            Note(
-                "dockerfile.requirements",
-                f"requirements file {path.replace(UNSET, '')!r} is not known",
-                "Its name comes from a variable the Dockerfile leaves unset; its pins are not checked.",
-            )
-        ]
-    if path.startswith(("http://", "https://")):
-        return [
-            Note(
-                "dockerfile.requirements",
-                f"requirements file {path} is fetched at build time",
-                "compat does not download it; its pins are not checked.",
-            )
-        ]
-    image_path = _abs(path, cwd)
-    local, why = ctx.resolve_path(image_path)
-    if local is None:
-        return [
-            Note(
-                "dockerfile.requirements",
-                f"requirements file {path} is not in the build context",
-                f"{why}; its pins are not checked (give --context DIR).",
-            )
-        ]
-    try:
-        text = local.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        return [
-            Note(
-                "dockerfile.requirements",
-                f"requirements file {path} cannot be read",
-                f"{local}: {exc.strerror or exc}; its pins are not checked.",
-            )
-        ]
-    out: list[Action] = []
-    lines = text.replace("\\\n", " ").splitlines()
-    for n, raw in enumerate(lines, 1):
-        line = re.sub(r"(^|\s)#.*$", "", raw).strip()
-        if not line:
-            continue
-        parts = line.split()
-        head = parts[0]
-        val = parts[1] if len(parts) > 1 else ""
-        if "=" in head and head.startswith("--"):
-            head, val = head.split("=", 1)
-        if head in ("-r", "--requirement") and depth < 5:
-            out.extend(
-                _read_requirements(val, str(PurePosixPath(image_path).parent), ctx, reqs, opts, depth + 1)
-            )
-        elif head in ("-i", "--index-url"):
-            opts.index = val
-        elif head == "--extra-index-url":
-            opts.extra.append(val)
-        elif head in ("-f", "--find-links"):
-            opts.find_links.append(val)
-        elif head.startswith("-"):
-            continue
-        else:
-            reqs.append((line.split(";")[0].strip(), f"{PurePosixPath(path).name}:{n}"))
-    return out
 
 
 def _conda(args: list[str]) -> list[Action]:

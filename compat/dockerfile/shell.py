@@ -2,8 +2,9 @@
 
 A RUN line is not run, only read: this module walks it the way `/bin/sh -c` would, with the stage's
 ARG/ENV values, and returns the simple commands that would execute. Conditions it can decide
-(`[ -n "$X" ]`, `[ "$A" = b ]`, `case $TARGETPLATFORM in …`) pick their branch; conditions it cannot
-(a command's exit status) take the first branch, as the build would when every command succeeds.
+(`[ -n "$X" ]`, `[ "$A" = b ]`, `case $TARGETPLATFORM in …`) pick their branch; for an `if` whose condition
+it cannot decide (a command's exit status, an unset ARG) every branch is followed and each command carries
+the branch it is in (Command.branch), so a finding can say which branch it comes from.
 The lexer is written here rather than taken from `shlex`: quotes must survive until variables are
 expanded (single quotes stop expansion), and `shlex` removes them while splitting.
 """
@@ -11,153 +12,25 @@ expanded (single quotes stop expansion), and `shlex` removes them while splittin
 from __future__ import annotations
 
 import fnmatch
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
-from compat.dockerfile.parser import UNSET, expand, strip_unset, words
-
-OPERATORS = ("&&", "||", ";;", ";", "|", "&", "(", ")")
-_REDIR_RE = re.compile(r"^(\d*|&)(>>|>&|<&|>|<<<|<<-?|<)")
-MAX_DEPTH = 100
-"""Nesting (if, for, case, subshells, groups, `!`) past this is not read further: no script is that deep, and
-Python's recursion limit is near."""
-KEYWORDS_START = frozenset(
-    {"if", "then", "elif", "else", "fi", "case", "esac", "for", "while", "until", "do", "done", "{", "}", "!"}
+from compat.dockerfile.parser import UNSET, strip_unset
+from compat.dockerfile.shellwords import (  # noqa: F401 - Command and Token are this module's API too
+    _ASSIGN_RE,
+    _CMDSUB_RE,
+    _LEN_RE,
+    _REDIR_RE,
+    KEYWORDS_START,
+    MAX_DEPTH,
+    OPERATORS,
+    Command,
+    Token,
+    _skip_group,
+    _word_end,
+    expand_one,
+    expand_word,
+    lex,
 )
-
-
-@dataclass(frozen=True)
-class Token:
-    kind: str  # "word" | "op"
-    text: str
-    offset: int
-
-
-@dataclass(frozen=True)
-class Command:
-    """One simple command that would run: its words after expansion, and where it was written."""
-
-    argv: tuple[str, ...]
-    offset: int
-    """Offset of its first word in the text given to run()."""
-    env: Mapping[str, str] = field(default_factory=dict)
-    """Prefix assignments (`FOO=1 pip install …`) and shell variables set earlier in the same RUN."""
-    cwd: str | None = None
-    """Directory after `cd` commands earlier in the same RUN (None: the WORKDIR)."""
-
-
-def lex(text: str) -> list[Token]:
-    """Split shell text into words (raw, quotes kept) and operators; comments dropped."""
-    out: list[Token] = []
-    n = len(text)
-    k = 0
-    while k < n:
-        c = text[k]
-        if c == "\\" and k + 1 < n and text[k + 1] == "\n":
-            k += 2
-            continue
-        if c == "\n":
-            out.append(Token("op", ";", k))
-            k += 1
-            continue
-        if c.isspace():
-            k += 1
-            continue
-        if c == "#":
-            while k < n and text[k] != "\n":
-                k += 1
-            continue
-        op = next((o for o in OPERATORS if text.startswith(o, k)), None)
-        if op is not None:
-            out.append(Token("op", op, k))
-            k += len(op)
-            continue
-        start = k
-        k = _word_end(text, k)
-        out.append(Token("word", text[start:k], start))
-    return out
-
-
-def _word_end(text: str, k: int) -> int:
-    n = len(text)
-    while k < n:
-        c = text[k]
-        if c == "\\" and k + 1 < n:
-            k += 2
-            continue
-        if c == "'":
-            close = text.find("'", k + 1)
-            k = n if close < 0 else close + 1
-            continue
-        if c == '"':
-            k += 1
-            while k < n and text[k] != '"':
-                k += 2 if text[k] == "\\" else 1
-            k += 1
-            continue
-        if c == "$" and k + 1 < n and text[k + 1] in "({":
-            k = _skip_group(text, k + 1)
-            continue
-        if c == "`":
-            close = text.find("`", k + 1)
-            k = n if close < 0 else close + 1
-            continue
-        if c == "&" and k > 0 and text[k - 1] in "<>":
-            k += 1  # 2>&1, <&3: part of a redirection
-            continue
-        if c.isspace() or c in ";&|()":
-            break
-        k += 1
-    return min(k, n)
-
-
-def _skip_group(text: str, k: int) -> int:
-    """From an opening '(' or '{', the index after its match (quotes respected)."""
-    pairs = {"(": ")", "{": "}"}
-    opener = text[k]
-    closer = pairs[opener]
-    depth = 0
-    n = len(text)
-    while k < n:
-        c = text[k]
-        if c in "'\"":
-            close = text.find(c, k + 1)
-            k = n if close < 0 else close + 1
-            continue
-        if c == opener:
-            depth += 1
-        elif c == closer:
-            depth -= 1
-            if depth == 0:
-                return k + 1
-        k += 1
-    return n
-
-
-_CMDSUB_RE = re.compile(r"\$\((?:[^()]|\([^()]*\))*\)|`[^`]*`")
-_LEN_RE = re.compile(r"\$\{#([A-Za-z_][A-Za-z0-9_]*)\}")
-_ASSIGN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
-
-
-def expand_word(raw: str, env: Mapping[str, str]) -> list[str]:
-    """A raw shell word → the words it becomes: variables expanded, quotes removed, unquoted splitting.
-
-    Command substitution (`$(…)`, backticks) cannot be known statically: it becomes an UNSET marker.
-    """
-    text = _CMDSUB_RE.sub(UNSET + "$()" + UNSET, raw)
-
-    def length(m: re.Match[str]) -> str:
-        v = env.get(m.group(1))
-        return str(len(v)) if v is not None else UNSET + m.group(1) + UNSET
-
-    text = _LEN_RE.sub(length, text)
-    expanded, _ = expand(text, env, "\\", quotes=True)
-    return words(expanded, "\\")
-
-
-def expand_one(raw: str, env: Mapping[str, str]) -> str:
-    return " ".join(expand_word(raw, env))
 
 
 class _Walker:
@@ -172,6 +45,7 @@ class _Walker:
         self.out: list[Command] = []
         self.steps = 0
         self.depth = 0
+        self.branch: str | None = None
 
     # -- token helpers
     def peek(self) -> Token | None:
@@ -286,26 +160,40 @@ class _Walker:
             self.i += 1
 
     def if_clause(self, run: bool) -> bool | None:
+        """Branches whose condition is unknown are all followed, each command labelled with its branch."""
         self.i += 1  # if
+        c_start = self.i
         cond = self.run_list(run, stop=("then",))
+        what = "`if " + " ".join(tok.text for tok in self.t[c_start : self.i]).rstrip(" ;&")[:80] + "`"
         self.expect("then")
-        taken = False
-        first = cond is not False  # unknown → the then-branch
-        st = self.run_list(run and first, stop=("elif", "else", "fi"))
-        taken = first
+        outer = self.branch
+        taken = cond is True
+        unknown = cond is None
+        self.branch = f"the then branch of {what}" if unknown else outer
+        st = self.run_list(run and cond is not False, stop=("elif", "else", "fi"))
+        n = 0
         while self.at_word("elif"):
             self.i += 1
+            n += 1
+            self.branch = outer
+            c_start = self.i
             c2 = self.run_list(run and not taken, stop=("then",))
+            text = " ".join(tok.text for tok in self.t[c_start : self.i]).rstrip(" ;&")[:80]
             self.expect("then")
             this = not taken and c2 is not False
+            self.branch = f"the elif `{text}` branch of {what}" if (unknown or c2 is None) else outer
             s2 = self.run_list(run and this, stop=("elif", "else", "fi"))
             if this:
-                st, taken = s2, True
+                st = s2
+                taken = taken or c2 is True
+                unknown = unknown or c2 is None
         if self.at_word("else"):
             self.i += 1
+            self.branch = f"the else branch of {what}" if unknown else outer
             s3 = self.run_list(run and not taken, stop=("fi",))
             if not taken:
                 st = s3
+        self.branch = outer
         self.expect("fi")
         return st
 
@@ -455,6 +343,7 @@ class _Walker:
                 first if first is not None else raw[0].offset,
                 {**self.local, **assigns},
                 self.cwd,
+                self.branch,
             )
         )
         return True
@@ -513,3 +402,6 @@ def run(text: str, env: Mapping[str, str]) -> list[Command]:
         if w.i == before:
             w.i += 1
     return w.out
+
+
+__all__ = ["Command", "Token", "lex", "run"]

@@ -44,6 +44,7 @@ def resolve_matrix_dir(directory: str | Path | None = None) -> Path:
 EXTRA_VALIDATORS: dict[str, str] = {
     "signatures.yaml": "compat.explain.catalogue:validate_document",
     "images.yaml": "compat.dockerfile.images:validate_document",
+    "driver_branches.yaml": "compat.dockerfile.drivers:validate_document",
     "xid.yaml": "compat.probes.health:validate_document",
     "error_codes.yaml": "compat.explain.catalogue:validate_codes",
     "jax.yaml": "compat.jaxmatrix:validate_document",
@@ -52,6 +53,7 @@ EXTRA_VALIDATORS: dict[str, str] = {
 
 def extra_validators() -> dict[str, Callable[[Any], list[str]]]:
     """File name -> validator function (imported here, on first use: they pull in their subject's module)."""
+    from compat.dockerfile.drivers import validate_document as driver_branches
     from compat.dockerfile.images import validate_document as images
     from compat.explain.catalogue import validate_codes as error_codes
     from compat.explain.catalogue import validate_document as signatures
@@ -61,6 +63,7 @@ def extra_validators() -> dict[str, Callable[[Any], list[str]]]:
     return {
         "signatures.yaml": signatures,
         "images.yaml": images,
+        "driver_branches.yaml": driver_branches,
         "xid.yaml": xid,
         "error_codes.yaml": error_codes,
         "jax.yaml": jax,

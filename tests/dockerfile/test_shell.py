@@ -33,8 +33,22 @@ def test_if_else_evaluates_known_conditions() -> None:
     text = 'if [ "$USE_GPU" = "true" ]; then pip install a; else pip install b; fi'
     assert argvs(text, {"USE_GPU": "true"}) == [("pip", "install", "a")]
     assert argvs(text, {"USE_GPU": "no"}) == [("pip", "install", "b")]
-    # Unknown condition: the then-branch, as a build where every command succeeds.
-    assert argvs("if test -f /x; then pip install a; else pip install b; fi") == [("pip", "install", "a")]
+    # Unknown condition: every branch is followed (issue 16), each command labelled with its branch.
+    cmds = run(
+        'if test -f /x; then pip install a; elif [ -n "$Y" ]; then pip install c; else pip install b; fi', {}
+    )
+    assert [c.argv for c in cmds] == [
+        ("pip", "install", "a"),
+        ("pip", "install", "c"),
+        ("pip", "install", "b"),
+    ]
+    assert [c.branch for c in cmds] == [
+        "the then branch of `if test -f /x`",
+        'the elif `[ -n "$Y" ]` branch of `if test -f /x`',
+        "the else branch of `if test -f /x`",
+    ]
+    # A known condition labels nothing.
+    assert [c.branch for c in run(text, {"USE_GPU": "true"})] == [None]
 
 
 def test_case_matches_patterns() -> None:

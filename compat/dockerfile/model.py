@@ -1,0 +1,200 @@
+"""The Dockerfile check's ids, options and the per-stage state the analysis fills in."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from compat.dockerfile import installs as ins
+from compat.dockerfile.images import BaseStack
+from compat.findings import Finding
+
+# Stable ids of the Dockerfile checks (never renumbered).
+BASE_UNKNOWN = "dockerfile.base-unknown"
+ARG_UNSET = "dockerfile.arg-unset"
+SYNTAX = "dockerfile.syntax"
+SECOND_CUDA = "dockerfile.second-cuda"
+NVCC_TORCH = "dockerfile.nvcc-torch"
+CUDNN = "dockerfile.cudnn"
+CPU_WHEEL = "dockerfile.cpu-wheel"
+INDEX_TAG = "dockerfile.index-tag"
+REQUIRE_CUDA = "dockerfile.require-cuda"
+ARCH_LIST = "dockerfile.arch-list"
+UNPINNED = "dockerfile.unpinned"
+UNRESOLVED = "dockerfile.unresolved"
+REQUIREMENTS = "dockerfile.requirements"
+NO_NVCC = "dockerfile.no-nvcc"
+PRERELEASE = "dockerfile.prerelease"
+COMPANION = "dockerfile.companion"
+GET_PIP = "dockerfile.get-pip"
+COMPAT_LIBS = "dockerfile.compat-libs"
+NO_CUDNN = "dockerfile.no-cudnn"
+DELETED_TAG = "dockerfile.deleted-tag"
+CHECK_IDS = (
+    BASE_UNKNOWN,
+    ARG_UNSET,
+    SYNTAX,
+    SECOND_CUDA,
+    NVCC_TORCH,
+    CUDNN,
+    CPU_WHEEL,
+    INDEX_TAG,
+    REQUIRE_CUDA,
+    ARCH_LIST,
+    UNPINNED,
+    UNRESOLVED,
+    REQUIREMENTS,
+    NO_NVCC,
+    PRERELEASE,
+    COMPANION,
+    GET_PIP,
+    COMPAT_LIBS,
+    NO_CUDNN,
+    DELETED_TAG,
+)
+
+PIP_CUDA_COST = "the pip nvidia-* wheels add about 2-3 GB"
+PREDEFINED_ARGS = {
+    "TARGETPLATFORM": "linux/amd64",
+    "TARGETOS": "linux",
+    "TARGETARCH": "amd64",
+    "TARGETVARIANT": "",
+    "BUILDPLATFORM": "linux/amd64",
+    "BUILDOS": "linux",
+    "BUILDARCH": "amd64",
+    "BUILDVARIANT": "",
+}
+# torch.utils.cpp_extension named architectures (TORCH_CUDA_ARCH_LIST accepts these names).
+NAMED_ARCHES = {
+    "kepler+tesla": "3.7",
+    "kepler": "3.5+PTX",
+    "maxwell+tegra": "5.3",
+    "maxwell": "5.0;5.2+PTX",
+    "pascal": "6.0;6.1+PTX",
+    "volta+tegra": "7.2",
+    "volta": "7.0+PTX",
+    "turing": "7.5+PTX",
+    "ampere+tegra": "8.7",
+    "ampere": "8.0;8.6+PTX",
+    "ada": "8.9+PTX",
+    "hopper": "9.0+PTX",
+}
+_ENV_DIRS = (
+    "conda",
+    "site-packages",
+    "dist-packages",
+    "venv",
+    "/usr/local/lib/python",
+    "/root/.local",
+    "/usr/local",
+    "/opt/python",
+)
+
+
+@dataclass
+class Where:
+    """A fact's value and the Dockerfile line it comes from."""
+
+    value: str
+    line: int
+    how: str = ""
+
+
+@dataclass
+class TorchState:
+    install: ins.Install | None
+    raw: str | None
+    """What the resolver gets as "torch" ("2.1.0+cu121"); None when the version is unknown."""
+    line: int
+    build: str | None = None
+    cuda: str | None = None
+    from_base: bool = False
+
+
+@dataclass
+class TfState:
+    install: ins.Install | None
+    raw: str | None
+    line: int
+    cpu: bool = False
+    and_cuda: bool = False
+    from_base: bool = False
+
+
+@dataclass
+class Event:
+    """Something a RUN or ENV line does that a rule in rules.py judges later (companion installs, get-pip.py,
+    forward-compatibility libraries, packages that need cuDNN)."""
+
+    kind: str
+    """companion | get-pip-url | get-pip-run | compat-libs | needs-cudnn"""
+    line: int
+    what: str
+    """The package, URL or path concerned."""
+    version: str | None = None
+    """Companion: its exact pin; get-pip-run: the interpreter's version."""
+    torch: str | None = None
+    """The stage's torch (resolver form) when the event happened."""
+    same_command_torch: bool = False
+    no_deps: bool = False
+    branch: str | None = None
+
+
+@dataclass
+class Stage:
+    index: int
+    name: str | None
+    base: str
+    line: int
+    stack: BaseStack
+    parent: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    args: dict[str, str] = field(default_factory=dict)
+    workdir: str = "/"
+    copies: list[tuple[str, str, bool, int]] = field(default_factory=list)
+    """(context source, image destination, destination is a directory, line) of COPY/ADD from the context."""
+    python: Where | None = None
+    os: str | None = None
+    cuda: Where | None = None
+    cudnn: Where | None = None
+    cudnn_major: int | None = None
+    torch: TorchState | None = None
+    tf: TfState | None = None
+    arch_list: Where | None = None
+    extension_builds: list[tuple[int, str]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return self.name or str(self.index)
+
+    def clone_for_child(self, index: int, name: str | None, base: str, line: int) -> Stage:
+        s = replace(
+            self,
+            index=index,
+            name=name,
+            base=base,
+            line=line,
+            parent=self.label,
+            env=dict(self.env),
+            args={},
+            copies=list(self.copies),
+            findings=[],
+            extension_builds=list(self.extension_builds),
+            events=list(self.events),
+        )
+        return s
+
+
+@dataclass
+class Options:
+    target_driver: str | None = None
+    target_gpu: str | None = None
+    target_cc: str | None = None
+    build_args: Mapping[str, str] = field(default_factory=dict)
+    context: Path | None = None
+    today: _dt.date | None = None
+    """The day the driver-branch support table is read for (None: today)."""

@@ -1,0 +1,332 @@
+"""pip and uv install lines: options, indexes (flags and environment), requirements files, local projects."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from compat.dockerfile.installs import (
+    _INDEX_TAG_RE,
+    _PIP_VALUE_OPTS,
+    _WHEEL_RE,
+    EXTENSION_PACKAGES,
+    FRAMEWORKS,
+    Action,
+    Context,
+    ExtensionBuild,
+    Install,
+    Note,
+    _abs,
+    _norm,
+    _readable,
+    _uninstall,
+)
+from compat.dockerfile.localproject import parse_local, project_requirements
+from compat.dockerfile.parser import UNSET
+from compat.dockerfile.shellwords import Command
+
+
+@dataclass
+class _PipOpts:
+    index: str | None = None
+    extra: list[str] = field(default_factory=list)
+    find_links: list[str] = field(default_factory=list)
+    torch_backend: str | None = None
+
+
+# pip's options that may come before the subcommand (`python -m pip --no-cache-dir install ...`).
+_PIP_GENERAL_VALUE_OPTS = frozenset(
+    {
+        "--log",
+        "--cache-dir",
+        "--proxy",
+        "--retries",
+        "--timeout",
+        "--exists-action",
+        "--trusted-host",
+        "--cert",
+        "--client-cert",
+        "--python",
+        "--keyring-provider",
+        "--use-feature",
+        "--use-deprecated",
+        "--log-file",
+    }
+)
+
+
+def _skip_general_options(args: list[str]) -> list[str]:
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        name, eq, _ = args[i].partition("=")
+        i += 2 if name in _PIP_GENERAL_VALUE_OPTS and not eq else 1
+    return args[i:]
+
+
+def _env_index(tool: str, env: Mapping[str, str]) -> _PipOpts:
+    """Index settings from the environment: PIP_INDEX_URL / PIP_EXTRA_INDEX_URL / PIP_FIND_LINKS for pip,
+    UV_INDEX_URL / UV_DEFAULT_INDEX / UV_INDEX / UV_EXTRA_INDEX_URL / UV_TORCH_BACKEND for uv (pip's and uv's
+    documented environment variables; the command line still wins)."""
+    o = _PipOpts()
+
+    def val(name: str) -> str:
+        v = env.get(name, "")
+        return "" if UNSET in v else v.strip()
+
+    if tool == "uv":
+        o.index = val("UV_DEFAULT_INDEX") or val("UV_INDEX_URL") or None
+        o.extra = [*val("UV_INDEX").split(), *val("UV_EXTRA_INDEX_URL").split()]
+        o.find_links = val("UV_FIND_LINKS").split()
+        o.torch_backend = val("UV_TORCH_BACKEND") or None
+    else:
+        o.index = val("PIP_INDEX_URL") or None
+        o.extra = val("PIP_EXTRA_INDEX_URL").split()
+        o.find_links = val("PIP_FIND_LINKS").split()
+    o.extra = [
+        e.split("=", 1)[1] if re.match(r"^[\w-]+=https?://", e) else e for e in o.extra
+    ]  # uv's name=url
+    return o
+
+
+def _index_tag(url: str) -> str | None:
+    m = _INDEX_TAG_RE.search(url)
+    if m is None:
+        return None
+    tag = m.group(1)
+    return "cpu" if tag.startswith("cpu") else tag
+
+
+def _pip(args: list[str], cmd: Command, ctx: Context, cwd: str, py: str | None, tool: str) -> list[Action]:
+    args = _skip_general_options(args)
+    if not args:
+        return []
+    sub = args[0]
+    if sub == "uninstall":
+        return _uninstall(args[1:])
+    if sub not in ("install", "download") or sub == "download":
+        return []
+    out: list[Action] = []
+    reqs: list[tuple[str, str]] = []  # (requirement text, origin)
+    opts = _env_index(tool, {**ctx.env, **cmd.env})
+    rest = args[1:]
+    i = 0
+    while i < len(rest):
+        a = rest[i]
+        name, eq, inline = a.partition("=") if a.startswith("--") else (a, "", "")
+        if (
+            a.startswith("-")
+            and not eq
+            and len(a) > 2
+            and a[1] != "-"
+            and a[:2] in ("-r", "-c", "-i", "-f", "-e")
+        ):
+            name, inline, eq = a[:2], a[2:], "="
+        if name in _PIP_VALUE_OPTS:
+            val = inline if eq else (rest[i + 1] if i + 1 < len(rest) else "")
+            i += 1 if eq else 2
+            if name in ("-r", "--requirement"):
+                out.extend(_read_requirements(val, cwd, ctx, reqs, opts, depth=0))
+            elif name in ("-i", "--index-url"):
+                opts.index = val
+            elif name == "--extra-index-url":
+                opts.extra.append(val)
+            elif name in ("-f", "--find-links"):
+                opts.find_links.append(val)
+            elif name == "--torch-backend":
+                opts.torch_backend = val
+            elif name in ("-e", "--editable"):
+                out.extend(_local_project(val))
+                loc = parse_local(val)
+                if loc is not None:
+                    reqs.extend(project_requirements(_abs(loc[0], cwd), loc[1], ctx.resolve_path))
+            elif name in (
+                "--global-option",
+                "--config-settings",
+                "-C",
+                "--install-option",
+                "--build-option",
+            ) and ("cuda" in val.lower() or "build_ext" in val):
+                out.append(ExtensionBuild(f"pip install {name}={val}"))
+            continue
+        if a.startswith("-"):
+            if a == "--no-build-isolation":
+                pass
+            i += 1
+            continue
+        loc = parse_local(a)
+        if loc is not None:
+            reqs.extend(project_requirements(_abs(loc[0], cwd), loc[1], ctx.resolve_path))
+        else:
+            reqs.append((a, ""))
+        i += 1
+    for text, origin in dict.fromkeys(reqs):  # a requirement written twice is read once
+        out.extend(_requirement(text, origin, opts, tool, py, cmd))
+    return out
+
+
+def _local_project(val: str) -> list[Action]:
+    v = val.strip()
+    if v.startswith("git+"):
+        name = v.rstrip("/").split("/")[-1].split("@")[0].removesuffix(".git")
+        if _norm(name) in EXTENSION_PACKAGES or name.lower() in EXTENSION_PACKAGES:
+            return [ExtensionBuild(f"pip install {v}")]
+    return []
+
+
+def _requirement(
+    text: str, origin: str, opts: _PipOpts, tool: str, py: str | None, cmd: Command
+) -> list[Action]:
+    t = text.strip()
+    if not t:
+        return []
+    if t.startswith(("git+", "http://", "https://", "file:")) or t.endswith(".whl"):
+        wm = _WHEEL_RE.search(t.replace("%2B", "+"))
+        if wm is not None:
+            pkg = _norm(wm.group(1))
+            ver = wm.group(2)
+            if not _readable(ver):
+                return _local_project(t)
+            pyv = f"{wm.group(3)[2]}.{wm.group(3)[3:]}"
+            return [Install(FRAMEWORKS[pkg], pkg, t, version=ver, tool=tool, python=py or pyv, origin=origin)]
+        return _local_project(t)
+    if t in (".", "./") or t.startswith(("./", "/", "../")):
+        return []
+    unresolved = tuple(sorted(set(re.findall(UNSET + r"([A-Za-z0-9_$()]*)" + UNSET, t))))
+    clean = re.sub(UNSET + r"[A-Za-z0-9_$()]*" + UNSET, "", t)
+    name_m = re.match(r"^([A-Za-z0-9][A-Za-z0-9._\-]*)", clean)
+    if name_m is None:
+        return []
+    pkg = _norm(name_m.group(1))
+    if pkg in EXTENSION_PACKAGES and pkg not in ("vllm", "deepspeed", "xformers", "transformer-engine"):
+        # flash-attn, apex, mmcv-full … compile against torch unless a matching wheel exists.
+        extra_act: list[Action] = [ExtensionBuild(f"pip install {t}")]
+    elif pkg == "deepspeed" and any(
+        k.startswith("DS_BUILD_") and v not in ("0", "") for k, v in cmd.env.items()
+    ):
+        extra_act = [ExtensionBuild("pip install deepspeed with DS_BUILD_* ops")]
+    else:
+        extra_act = []
+    if pkg not in FRAMEWORKS:
+        return extra_act
+    if unresolved:
+        return [
+            Install(FRAMEWORKS[pkg], pkg, clean, tool=tool, python=py, unresolved=unresolved, origin=origin)
+        ]
+    try:
+        req = Requirement(clean)
+    except InvalidRequirement:
+        return []
+    version = None
+    specifier = str(req.specifier)
+    specs = list(req.specifier)
+    if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version:
+        version = specs[0].version
+        specifier = ""
+        if not _readable(version):  # `torch===anything`, or a release number too long for int()
+            version, specifier = None, str(req.specifier)
+    tag = None
+    kind = None
+    url = None
+    if opts.torch_backend and opts.torch_backend not in ("auto",):
+        tag, kind, url = opts.torch_backend, "index", f"--torch-backend {opts.torch_backend}"
+    elif opts.index and _index_tag(opts.index):
+        tag, kind, url = _index_tag(opts.index), "index", opts.index
+    else:
+        for u in opts.extra + opts.find_links:
+            if _index_tag(u):
+                tag, kind, url = _index_tag(u), "extra", u
+    channel = None
+    if url and kind is not None:
+        cm = re.search(r"/whl/(nightly|test)/", url)
+        channel = cm.group(1) if cm else None
+    return [
+        Install(
+            FRAMEWORKS[pkg],
+            pkg,
+            clean,
+            channel=channel,
+            version=version,
+            specifier=specifier,
+            extras=frozenset(e.lower() for e in req.extras),
+            index_tag=tag,
+            index_kind=kind,
+            index_url=url,
+            tool=tool,
+            python=py,
+            origin=origin,
+        ),
+        *extra_act,
+    ]
+
+
+def _read_requirements(
+    path: str, cwd: str, ctx: Context, reqs: list[tuple[str, str]], opts: _PipOpts, depth: int
+) -> list[Action]:
+    if not path.strip() or path.strip() in ("<", "-"):
+        return []
+    if UNSET in path:
+        return [
+            Note(
+                "dockerfile.requirements",
+                f"requirements file {path.replace(UNSET, '')!r} is not known",
+                "Its name comes from a variable the Dockerfile leaves unset; its pins are not checked.",
+            )
+        ]
+    if path.startswith(("http://", "https://")):
+        return [
+            Note(
+                "dockerfile.requirements",
+                f"requirements file {path} is fetched at build time",
+                "compat does not download it; its pins are not checked.",
+            )
+        ]
+    image_path = _abs(path, cwd)
+    local, why = ctx.resolve_path(image_path)
+    if local is None:
+        return [
+            Note(
+                "dockerfile.requirements",
+                f"requirements file {path} is not in the build context",
+                f"{why}; its pins are not checked (give --context DIR).",
+            )
+        ]
+    try:
+        text = local.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        return [
+            Note(
+                "dockerfile.requirements",
+                f"requirements file {path} cannot be read",
+                f"{local}: {exc.strerror or exc}; its pins are not checked.",
+            )
+        ]
+    out: list[Action] = []
+    lines = text.replace("\\\n", " ").splitlines()
+    for n, raw in enumerate(lines, 1):
+        line = re.sub(r"(^|\s)#.*$", "", raw).strip()
+        if not line:
+            continue
+        parts = line.split()
+        head = parts[0]
+        val = parts[1] if len(parts) > 1 else ""
+        if "=" in head and head.startswith("--"):
+            head, val = head.split("=", 1)
+        if head in ("-r", "--requirement") and depth < 5:
+            out.extend(
+                _read_requirements(val, str(PurePosixPath(image_path).parent), ctx, reqs, opts, depth + 1)
+            )
+        elif head in ("-i", "--index-url"):
+            opts.index = val
+        elif head == "--extra-index-url":
+            opts.extra.append(val)
+        elif head in ("-f", "--find-links"):
+            opts.find_links.append(val)
+        elif head.startswith("-"):
+            continue
+        else:
+            reqs.append((line.split(";")[0].strip(), f"{PurePosixPath(path).name}:{n}"))
+    return out

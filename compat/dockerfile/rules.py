@@ -1,0 +1,312 @@
+"""Rules about what RUN lines do beyond installing a framework: companion pins, get-pip.py, forward-compat libs.
+
+Events are recorded while the stage is walked (stages.py calls `record`); the checks run with the stage's
+other checks (checks.py calls `check_rules`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+
+from packaging.version import InvalidVersion, Version
+
+from compat.dockerfile.installs import _PIP_VALUE_OPTS
+from compat.dockerfile.model import COMPANION, COMPAT_LIBS, GET_PIP, NO_CUDNN, Event, Options, Stage
+from compat.dockerfile.parser import UNSET
+from compat.dockerfile.shellwords import Command
+from compat.findings import Finding, Fix, Skip
+from compat.matrix import Matrix
+
+COMPANIONS = ("torchvision", "torchaudio", "xformers")
+NEEDS_CUDNN = ("transformer-engine", "transformer_engine")
+GET_PIP_URL = re.compile(r"https?://bootstrap\.pypa\.io/(?:(pip/\d+\.\d+)/)?get-pip\.py")
+# The oldest Python today's unversioned get-pip.py runs on: pip 25.1 dropped Python 3.8
+# (https://pip.pypa.io/en/stable/news/#v25-1); older interpreters need https://bootstrap.pypa.io/pip/X.Y/get-pip.py.
+GET_PIP_MIN_PYTHON = Version("3.9")
+# torchvision / torchaudio releases built for each torch minor release, from the compatibility tables at
+# https://github.com/pytorch/vision#installation and https://docs.pytorch.org/audio/main/installation.html
+# (torch 2.Y: torchvision 0.(Y+15), torchaudio 2.Y; torch 1.Y: torchvision 0.(Y+1), torchaudio 0.Y). Only the
+# rows those tables list are used; other torch releases are not judged.
+_TABLE_TORCH = {(1, y) for y in range(7, 14)} | {(2, y) for y in range(0, 10)}
+
+
+def companion_for(torch: Version, package: str) -> tuple[int, int] | None:
+    """The (major, minor) of `package` built for `torch`, or None where the tables do not say."""
+    key = (torch.release[0], torch.release[1] if len(torch.release) > 1 else 0)
+    if key not in _TABLE_TORCH:
+        return None
+    major, minor = key
+    if package == "torchvision":
+        return (0, minor + 15) if major == 2 else (0, minor + 1)
+    if package == "torchaudio":
+        return (2, minor) if major == 2 else (0, minor)
+    return None
+
+
+def _pip_requirements(argv: list[str]) -> tuple[list[str], bool] | None:
+    """Requirement words of a pip/uv install command line (and whether --no-deps is given), else None."""
+    head = os.path.basename(argv[0]) if argv else ""
+    if re.fullmatch(r"python(\d(\.\d{1,2})?)?", head) and argv[1:3] == ["-m", "pip"]:
+        rest = argv[3:]
+    elif re.fullmatch(r"pip(\d(\.\d{1,2})?)?", head):
+        rest = argv[1:]
+    elif head == "uv" and argv[1:2] == ["pip"]:
+        rest = argv[2:]
+    else:
+        return None
+    while rest and rest[0].startswith("-"):
+        rest = rest[1:]
+    if not rest or rest[0] != "install":
+        return None
+    reqs: list[str] = []
+    no_deps = False
+    i = 1
+    while i < len(rest):
+        a = rest[i]
+        if a.startswith("-"):
+            no_deps = no_deps or a == "--no-deps"
+            name, eq, _ = a.partition("=")
+            i += (
+                2
+                if (name in _PIP_VALUE_OPTS and not eq and len(a) > 2) or a in ("-r", "-c", "-e", "-i", "-f")
+                else 1
+            )
+            continue
+        reqs.append(a)
+        i += 1
+    return reqs, no_deps
+
+
+def _name_version(req: str) -> tuple[str, str | None, bool]:
+    """(normalised name, exact version or None, any version specifier at all)."""
+    m = re.match(r"^([A-Za-z0-9][A-Za-z0-9._\-]*)(\[[^\]]*\])?\s*(.*)$", req.strip())
+    if m is None:
+        return "", None, False
+    name = m.group(1).lower().replace("_", "-")
+    spec = m.group(3).strip()
+    exact = re.fullmatch(r"===?\s*([0-9][^\s,;]*)", spec)
+    return name, (exact.group(1) if exact else None), bool(spec)
+
+
+def _unwrap(argv: list[str]) -> list[str]:
+    """Drop sudo / env / `conda run -n NAME` in front of the command that runs."""
+    while argv:
+        head = os.path.basename(argv[0])
+        if head in ("sudo", "env", "time", "nohup", "exec"):
+            argv = argv[1:]
+            while argv and (argv[0].startswith("-") or "=" in argv[0]):
+                argv = argv[1:]
+        elif head in ("conda", "mamba", "micromamba") and argv[1:2] == ["run"]:
+            argv = argv[2:]
+            while argv and argv[0].startswith("-"):
+                opt = argv.pop(0)
+                if opt in ("-n", "--name", "-p", "--prefix") and argv:
+                    argv.pop(0)
+        else:
+            return argv
+    return argv
+
+
+def record(st: Stage, cmd: Command, line: int) -> None:
+    """Note what `cmd` does that the rules below judge (called after its installs are applied)."""
+    argv = _unwrap(list(cmd.argv))
+    if not argv:
+        return
+    head = os.path.basename(argv[0])
+    torch_now = st.torch.raw if st.torch is not None else None
+    for a in argv[1:]:
+        m = GET_PIP_URL.search(a)
+        if (m is not None and head in ("curl", "wget", "python", "python3")) or (
+            m and head.startswith("python")
+        ):
+            st.events.append(Event("get-pip-url", line, m.group(0), version=m.group(1), branch=cmd.branch))
+    if head.startswith("python") and len(argv) > 1 and argv[1].endswith("get-pip.py"):
+        pm = re.fullmatch(r"python(\d\.\d{1,2})", head)
+        py = pm.group(1) if pm else (st.python.value if st.python else None)
+        st.events.append(Event("get-pip-run", line, argv[1], version=py, branch=cmd.branch))
+    if head == "ldconfig" and any("/compat" in a for a in argv[1:]):
+        st.events.append(
+            Event("compat-libs", line, next(a for a in argv[1:] if "/compat" in a), branch=cmd.branch)
+        )
+    if head == "echo" and any(re.search(r"cuda[^\s]*/compat", a) for a in argv[1:]):
+        path = next(a for a in argv[1:] if "/compat" in a)
+        st.events.append(Event("compat-libs", line, path, branch=cmd.branch))
+    parsed = _pip_requirements(argv)
+    if parsed is None:
+        return
+    reqs, no_deps = parsed
+    names = [_name_version(r) for r in dict.fromkeys(reqs) if UNSET not in r]  # 1 MB of one requirement: once
+    with_torch = any(n == "torch" for n, _, _ in names)
+    pinned = [v for n, v, _ in names if n == "torch" and v]
+    if pinned:
+        torch_now = pinned[0]  # the companion is resolved against the torch of its own command
+    for name, version, _ in names:
+        if name in COMPANIONS:
+            st.events.append(
+                Event("companion", line, name, version, torch_now, with_torch, no_deps, branch=cmd.branch)
+            )
+        if name in NEEDS_CUDNN:
+            st.events.append(Event("needs-cudnn", line, name, branch=cmd.branch))
+
+
+def record_env(st: Stage, key: str, value: str, line: int) -> None:
+    if key == "LD_LIBRARY_PATH" and re.search(r"cuda[^:]*/compat", value):
+        path = next(p for p in value.split(":") if "/compat" in p)
+        st.events.append(Event("compat-libs", line, path))
+
+
+def _in(ev: Event) -> str:
+    return f" (in {ev.branch})" if ev.branch else ""
+
+
+def _public(raw: str | None) -> Version | None:
+    if not raw:
+        return None
+    try:
+        return Version(Version(raw).public)
+    except InvalidVersion:
+        return None
+
+
+_NEWEST: dict[int, Version | None] = {}
+
+
+def _newest_torch(m: Matrix) -> Version | None:
+    key = id(m.torch)
+    if key not in _NEWEST:
+        _NEWEST.clear()
+        _NEWEST[key] = max((r.version for r in m.torch if not r.version.is_prerelease), default=None)
+    return _NEWEST[key]
+
+
+def check_rules(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding | Skip]:
+    if not st.events:
+        return
+    newest = _newest_torch(m)
+    url_event: Event | None = None
+    for ev in st.events:
+        if ev.kind == "companion":
+            yield from _companion(st, ev, newest)
+        elif ev.kind == "get-pip-url":
+            url_event = ev
+        elif ev.kind == "get-pip-run" and url_event is not None and url_event.version is None and ev.version:
+            try:
+                py = Version(ev.version)
+            except InvalidVersion:
+                continue
+            if py < GET_PIP_MIN_PYTHON:
+                mm = f"{py.release[0]}.{py.release[1]}"
+                yield Finding(
+                    GET_PIP,
+                    "error",
+                    f"get-pip.py without a version on Python {mm}",
+                    f"Line {url_event.line} fetches {url_event.what}, which installs the newest pip; it needs "
+                    f"Python ≥ {GET_PIP_MIN_PYTHON} (pip 25.1 dropped 3.8) and line {ev.line} runs it with "
+                    f"Python {mm}{_in(ev)}: it stops with 'This version of pip does not support python {mm}'.",
+                    (
+                        Fix(
+                            "Fetch the get-pip.py for that Python",
+                            f"https://bootstrap.pypa.io/pip/{mm}/get-pip.py",
+                        ),
+                    ),
+                    {"python": mm, "stage": st.label},
+                    group="dockerfile",
+                    line=url_event.line,
+                )
+        elif ev.kind == "compat-libs":
+            yield from _compat_libs(st, ev, m, opts)
+        elif ev.kind == "needs-cudnn" and st.cudnn_major == 0 and st.cudnn is None:
+            yield Finding(
+                NO_CUDNN,
+                "error",
+                f"{ev.what} needs cuDNN, and {st.base} has none",
+                f"Line {ev.line} installs {ev.what}{_in(ev)}; Transformer Engine builds and loads against cuDNN "
+                "(https://docs.nvidia.com/deeplearning/transformer-engine/user-guide/installation.html), but "
+                f"the base image {st.base} carries no cuDNN.",
+                (
+                    Fix(
+                        "Use a -cudnn image",
+                        f"FROM {st.base.replace('-devel', '-cudnn-devel').replace('-runtime', '-cudnn-runtime')}",
+                    ),
+                ),
+                {"package": ev.what, "stage": st.label},
+                group="dockerfile",
+                line=ev.line,
+            )
+
+
+def _companion(st: Stage, ev: Event, newest: Version | None) -> Iterator[Finding]:
+    torch = _public(ev.torch)
+    if torch is None:
+        return
+    if ev.version is not None:
+        want = companion_for(torch, ev.what)
+        try:
+            have = Version(ev.version)
+        except InvalidVersion:
+            return
+        if want is None or (have.release + (0,))[:2] == want:
+            return
+        how = (
+            "in the same pip command: the resolver stops with 'ResolutionImpossible'"
+            if ev.same_command_torch
+            else f"so pip replaces torch {torch} with the torch that {ev.what} {have} requires"
+        )
+        yield Finding(
+            COMPANION,
+            "error",
+            f"{ev.what} {have} does not go with torch {torch}",
+            f"Line {ev.line} pins {ev.what}=={have}{_in(ev)}, but torch {torch} pairs with {ev.what} "
+            f"{want[0]}.{want[1]} (PyTorch's compatibility tables); {ev.what} requires its own torch exactly, "
+            f"{how}.",
+            (
+                Fix(
+                    f"Pin the {ev.what} built for torch {torch}",
+                    f"pip install {ev.what}=={want[0]}.{want[1]}.*",
+                ),
+            ),
+            {"torch": str(torch), ev.what: str(have), "stage": st.label},
+            group="dockerfile",
+            line=ev.line,
+        )
+        return
+    if ev.same_command_torch or ev.no_deps or newest is None or torch >= newest:
+        return
+    yield Finding(
+        COMPANION,
+        "error",
+        f"unpinned {ev.what} replaces torch {torch}",
+        f"Line {ev.line} installs {ev.what} without a version{_in(ev)} after torch {torch} is in place: pip takes "
+        f"the newest {ev.what}, which requires the newest torch exactly (torch {newest} in the matrix), so it "
+        f"uninstalls torch {torch} and installs that one, with the CUDA build PyPI ships instead of the image's.",
+        (
+            Fix(f"Pin the {ev.what} built for torch {torch}, or install it with torch in one command"),
+            Fix("Or keep torch as it is", f"pip install --no-deps {ev.what}==VERSION"),
+        ),
+        {"torch": str(torch), "package": ev.what, "stage": st.label},
+        group="dockerfile",
+        line=ev.line,
+    )
+
+
+_DATACENTER_ONLY = re.compile(r"geforce|titan|quadro|^rtx|rtx a\d|rtx \d", re.I)
+
+
+def _compat_libs(st: Stage, ev: Event, m: Matrix, opts: Options) -> Iterator[Finding]:
+    gpu = opts.target_gpu
+    consumer = bool(gpu) and _DATACENTER_ONLY.search(gpu or "") is not None
+    yield Finding(
+        COMPAT_LIBS,
+        "error" if consumer else "warning",
+        f"CUDA forward-compatibility libraries are put on the library path ({ev.what})",
+        f"Line {ev.line} makes the loader use {ev.what}{_in(ev)}: the forward-compatibility libcuda there works "
+        "only on data center GPUs (https://docs.nvidia.com/deploy/cuda-compatibility/); on GeForce and "
+        "workstation GPUs every CUDA call fails with Error 804 'forward compatibility was attempted on non "
+        "supported HW'" + (f", and the target GPU is {gpu}" if consumer else "") + ".",
+        (Fix("Drop the compat path (the host driver's libcuda is mounted by the container toolkit)"),),
+        {"path": ev.what, "stage": st.label},
+        group="dockerfile",
+        line=ev.line,
+    )

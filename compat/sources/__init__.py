@@ -1,0 +1,1 @@
+"""Static facts from deployment files: Compose and Kubernetes manifests (Dockerfiles: compat.dockerfile)."""

@@ -1,0 +1,246 @@
+"""Rules of issue 16 on small Dockerfiles: companions, get-pip.py, compat libs, cuDNN for TE, deleted tags,
+driver branches, parsing (if/elif/else, pip options, PIP_*/UV_* indexes, nightly channels)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compat.dockerfile import check_dockerfile
+from compat.dockerfile.rules import companion_for
+
+DAY = _dt.date(2026, 11, 23)
+
+
+def _ids(rep: Any) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for f in rep.findings:
+        out.setdefault(f.id, []).append(f.line)
+    return out
+
+
+def _check(write_df: Callable[..., Path], m: Any, text: str, **kw: Any) -> Any:
+    return check_dockerfile(write_df(text), m, today=DAY, **kw)
+
+
+@pytest.mark.parametrize(
+    "torch,pkg,want",
+    [
+        ("2.6.0", "torchvision", (0, 21)),
+        ("2.1.2", "torchaudio", (2, 1)),
+        ("1.13.1", "torchvision", (0, 14)),
+        ("1.10.0", "torchaudio", (0, 10)),
+        ("2.10.0", "torchvision", None),
+        ("1.6.0", "torchvision", None),
+    ],
+)
+def test_companion_table(torch: str, pkg: str, want: Any) -> None:
+    from packaging.version import Version
+
+    assert companion_for(Version(torch), pkg) == want
+
+
+def test_companion_pin_mismatch_in_one_command(write_df: Callable[..., Path], dmatrix: Any) -> None:
+    # huggingface/text-generation-inference Dockerfile_intel before f7d47cb3 (tests/data/dockerfile/wild).
+    rep = _check(
+        write_df,
+        dmatrix,
+        "FROM ubuntu:22.04\nRUN pip install torch==2.1.0 torchvision==0.16.0 torchaudio==2.0.1\n",
+    )
+    errs = [f for f in rep.findings if f.id == "dockerfile.companion"]
+    assert len(errs) == 1 and "torchaudio 2.0.1" in errs[0].title and errs[0].line == 2
+    assert "ResolutionImpossible" in errs[0].message
+    ok = _check(
+        write_df,
+        dmatrix,
+        "FROM ubuntu:22.04\nRUN pip install torch==2.1.0 torchvision==0.16.0 torchaudio==2.1.0\n",
+    )
+    assert "dockerfile.companion" not in _ids(ok)
+
+
+def test_unpinned_companion_after_base_torch(write_df: Callable[..., Path], dmatrix: Any) -> None:
+    # AbdBarho/stable-diffusion-webui-docker before 015c2ec: `pip install xformers` on pytorch/pytorch:2.1.2.
+    base = "FROM pytorch/pytorch:2.1.2-cuda12.1-cudnn8-runtime\n"
+    rep = _check(write_df, dmatrix, base + "RUN pip install pyngrok xformers\n")
+    assert _ids(rep).get("dockerfile.companion") == [2]
+    for fine in (
+        "RUN pip install xformers==0.0.23.post1\n",
+        "RUN pip install --no-deps xformers\n",
+        "RUN pip install torch==2.1.2 xformers\n",
+    ):
+        assert "dockerfile.companion" not in _ids(_check(write_df, dmatrix, base + fine)), fine
+
+
+def test_get_pip_unversioned_on_old_python(write_df: Callable[..., Path], dmatrix: Any) -> None:
+    # facebookresearch/detectron2 before b70a86f9 (Ubuntu 18.04, Python 3.6).
+    text = (
+        "FROM nvidia/cuda:11.1.1-cudnn8-devel-ubuntu18.04\nRUN apt-get update && apt-get install -y python3-dev\n"
+        "RUN wget https://bootstrap.pypa.io/get-pip.py && python3 get-pip.py\n"
+    )
+    rep = _check(write_df, dmatrix, text)
+    assert _ids(rep).get("dockerfile.get-pip") == [3]
+    fixed = text.replace("bootstrap.pypa.io/get-pip.py", "bootstrap.pypa.io/pip/3.6/get-pip.py")
+    assert "dockerfile.get-pip" not in _ids(_check(write_df, dmatrix, fixed))
+    newer = "FROM ubuntu:22.04\nRUN curl -O https://bootstrap.pypa.io/get-pip.py && python3.10 get-pip.py\n"
+    assert "dockerfile.get-pip" not in _ids(_check(write_df, dmatrix, newer))
+
+
+def test_compat_libs_warn_and_error_on_geforce(write_df: Callable[..., Path], dmatrix: Any) -> None:
+    text = "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN ldconfig /usr/local/cuda/compat\n"
+    rep = _check(write_df, dmatrix, text)
+    f = next(f for f in rep.findings if f.id == "dockerfile.compat-libs")
+    assert f.severity == "warning" and f.line == 2 and "804" in f.message
+    rep = _check(write_df, dmatrix, text, target_gpu="GeForce RTX 4090")
+    assert next(f for f in rep.findings if f.id == "dockerfile.compat-libs").severity == "error"
+    env = "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nENV LD_LIBRARY_PATH=/usr/local/cuda/compat:/usr/lib\n"
+    assert _ids(_check(write_df, dmatrix, env)).get("dockerfile.compat-libs") == [2]
+
+
+def test_transformer_engine_without_cudnn(write_df: Callable[..., Path], dmatrix: Any) -> None:
+    # huggingface/peft before a4bc0a9ac: TE in conda run on nvidia/cuda:12.8.1-devel (no cuDNN).
+    text = 'FROM nvidia/cuda:12.8.1-devel-ubuntu22.04\nRUN conda run -n peft pip install "transformer_engine[pytorch]"\n'
+    assert _ids(_check(write_df, dmatrix, text)).get("dockerfile.no-cudnn") == [2]
+    fixed = text.replace("12.8.1-devel", "12.8.1-cudnn-devel")
+    assert "dockerfile.no-cudnn" not in _ids(_check(write_df, dmatrix, fixed))
+
+
+def test_deleted_tag(write_df: Callable[..., Path], dmatrix: Any) -> None:
+    rep = _check(write_df, dmatrix, "FROM nvidia/cuda:11.7.0-devel-ubuntu18.04\n")
+    f = next(f for f in rep.findings if f.id == "dockerfile.deleted-tag")
+    assert f.severity == "error" and f.line == 1 and "support-policy" in f.message
+    assert "dockerfile.deleted-tag" not in _ids(
+        _check(write_df, dmatrix, "FROM nvidia/cuda:11.7.1-devel-ubuntu18.04\n")
+    )
+
+
+def test_driver_branch_default_and_override(write_df: Callable[..., Path], dmatrix: Any) -> None:
+    text = "FROM nvidia/cuda:13.1.0-runtime-ubuntu24.04\n"
+    rep = _check(write_df, dmatrix, text)
+    f = next(f for f in rep.findings if f.id == "dockerfile.driver-branch")
+    assert f.severity == "warning" and "R580" in f.title and "June 2028" in f.message
+    rep = _check(write_df, dmatrix, text, target_driver="595.45.04")
+    assert "dockerfile.driver-branch" not in _ids(rep)
+    # On a day R535 (LTSB until June 2026) is still supported, a CUDA 12.8 image needs more than it.
+    rep = check_dockerfile(
+        write_df("FROM nvidia/cuda:12.8.1-runtime-ubuntu24.04\n"), dmatrix, today=_dt.date(2026, 1, 5)
+    )
+    assert any(f.id == "dockerfile.driver-branch" and "R535" in f.title for f in rep.findings)
+    rep = check_dockerfile(write_df("FROM nvidia/cuda:12.8.1-runtime-ubuntu24.04\n"), dmatrix, today=DAY)
+    assert "dockerfile.driver-branch" not in _ids(rep)
+
+
+def test_every_if_branch_is_followed_and_named(write_df: Callable[..., Path], dmatrix: Any) -> None:
+    text = (
+        "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nARG GPU\nRUN apt-get update && apt-get install -y python3-pip\n"
+        'RUN if [ "$GPU" = "1" ]; then pip install torch==2.1.1; \\\n'
+        "    else pip install torch==2.1.1 --index-url https://download.pytorch.org/whl/cu999; fi\n"
+    )
+    rep = _check(write_df, dmatrix, text)
+    f = next(f for f in rep.findings if f.id == "dockerfile.index-tag")
+    assert "else branch of `if [" in f.message and f.line == 5
+
+
+def test_pip_options_before_subcommand_and_env_indexes(write_df: Callable[..., Path], dmatrix: Any) -> None:
+    base = (
+        "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nRUN apt-get update && apt-get install -y python3-pip\n"
+    )
+    rep = _check(
+        write_df,
+        dmatrix,
+        base
+        + "RUN python3 -m pip --no-cache-dir install torch==2.1.0 --index-url https://download.pytorch.org/whl/cpu\n",
+    )
+    assert "dockerfile.cpu-wheel" in _ids(rep)
+    rep = _check(
+        write_df,
+        dmatrix,
+        base + "ENV PIP_INDEX_URL=https://download.pytorch.org/whl/cpu\nRUN pip install torch==2.1.0\n",
+    )
+    assert _ids(rep).get("dockerfile.cpu-wheel") == [4]
+    rep = _check(
+        write_df,
+        dmatrix,
+        base
+        + "ARG V=cpu\nRUN PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/$V pip install torch==2.1.0\n",
+    )
+    assert "dockerfile.cpu-wheel" in _ids(rep)
+    rep = _check(
+        write_df, dmatrix, base + "ENV UV_TORCH_BACKEND=cpu\nRUN uv pip install --system torch==2.1.0\n"
+    )
+    assert "dockerfile.cpu-wheel" in _ids(rep)
+
+
+def test_nightly_channel_is_not_a_release_install(write_df: Callable[..., Path], dmatrix: Any) -> None:
+    text = (
+        "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nRUN apt-get update && apt-get install -y python3-pip\n"
+        "RUN pip install --pre torch --index-url https://download.pytorch.org/whl/nightly/cu121\n"
+    )
+    rep = _check(write_df, dmatrix, text)
+    ids = _ids(rep)
+    assert ids.get("dockerfile.prerelease") == [3]
+    assert "dockerfile.index-tag" not in ids and "dockerfile.unpinned" not in ids
+
+
+def test_local_project_extras_from_pyproject_and_setup_cfg(
+    write_df: Callable[..., Path], dmatrix: Any
+) -> None:
+    import sys
+
+    text = (
+        "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nRUN apt-get update && apt-get install -y python3-pip\n"
+        "WORKDIR /app\nCOPY . .\nRUN pip install --no-cache-dir .[cpu,dev]\n"
+    )
+    cfg = "[options]\ninstall_requires =\n    numpy\n[options.extras_require]\ncpu =\n    torch==2.1.1+cpu\n"
+    p = write_df(text, **{"setup.cfg": cfg})
+    rep = check_dockerfile(p, dmatrix, today=DAY)
+    f = next(f for f in rep.findings if f.id == "dockerfile.cpu-wheel")
+    assert f.line == 5
+    rep = check_dockerfile(
+        write_df(text.replace(".[cpu,dev]", ".[dev]"), **{"setup.cfg": cfg}), dmatrix, today=DAY
+    )
+    assert "dockerfile.cpu-wheel" not in _ids(rep)
+    if sys.version_info >= (3, 11):
+        toml = '[project]\nname = "x"\ndependencies = []\n[project.optional-dependencies]\ncpu = ["torch==2.1.1+cpu"]\n'
+        (p.parent / "setup.cfg").unlink()
+        (p.parent / "pyproject.toml").write_text(toml, encoding="utf-8")
+        rep = check_dockerfile(write_df(text), dmatrix, today=DAY)
+        assert "dockerfile.cpu-wheel" in _ids(rep)
+
+
+def test_conda_installer_python_replaces_the_os_python(write_df: Callable[..., Path], dmatrix: Any) -> None:
+    base = (
+        "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nRUN apt-get update && apt-get install -y python3-pip\n"
+    )
+    rep = _check(
+        write_df,
+        dmatrix,
+        base
+        + "RUN curl -Lso /m.sh https://repo.anaconda.com/miniconda/Miniconda3-py39_23.1.0-1-Linux-x86_64.sh && bash /m.sh -b\n",
+    )
+    assert rep.facts["python"]["raw"] == "3.9" and rep.facts["python"]["source"] == "Dockerfile:3"
+    rep = _check(
+        write_df,
+        dmatrix,
+        base
+        + "RUN wget https://github.com/conda-forge/miniforge/releases/latest/download/Miniforge3-Linux-x86_64.sh\n",
+    )
+    assert "python" not in rep.facts  # unknown, not Ubuntu's 3.10
+
+
+def test_setup_py_is_a_cuda_build_only_for_cuda_projects(write_df: Callable[..., Path], dmatrix: Any) -> None:
+    base = (
+        "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nRUN apt-get update && apt-get install -y python3-pip\n"
+    )
+    hf = (
+        base
+        + "RUN git clone https://github.com/huggingface/transformers && cd transformers && python3 setup.py install\n"
+    )
+    assert "dockerfile.no-nvcc" not in _ids(_check(write_df, dmatrix, hf))
+    apex = base + "RUN git clone https://github.com/NVIDIA/apex && cd apex && python3 setup.py install\n"
+    assert _ids(_check(write_df, dmatrix, apex)).get("dockerfile.no-nvcc") == [3]
+    own = base + "WORKDIR /src\nRUN FORCE_CUDA=1 python3 setup.py develop\n"
+    assert "dockerfile.no-nvcc" in _ids(_check(write_df, dmatrix, own))
