@@ -64,12 +64,14 @@ class Suggestion:
     unavailable: dict[str, str] = field(default_factory=dict)
     manual: dict[str, str] = field(default_factory=dict)
     """When no release works: the manual route, per framework."""
+    jax: Optional[Pick] = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "schema_version": 1,
             "torch": self.torch.to_json() if self.torch else None,
             "tensorflow": self.tensorflow.to_json() if self.tensorflow else None,
+            "jax": self.jax.to_json() if self.jax else None,
             "blocked": self.blocked,
             "unavailable": dict(sorted(self.unavailable.items())),
             "manual": dict(sorted(self.manual.items())),
@@ -399,13 +401,58 @@ def suggest(facts: Facts, m: Matrix) -> Suggestion:
     if f is None and fr:
         s.unavailable["tensorflow"] = fr
         s.manual["tensorflow"] = MANUAL["tensorflow"]
+    s.jax, jr = suggest_jax(ctx, facts, want_gpu)
+    if s.jax is None and jr:
+        s.unavailable["jax"] = jr
     return s
+
+
+def suggest_jax(ctx: Ctx, facts: Facts, want_gpu: bool) -> tuple[Optional[Pick], Optional[str]]:
+    """The newest JAX release (and CUDA build) that the `jax.*` checks pass on these facts."""
+    from compat.checks.jax import install_command, newest_for
+    from compat.jaxmatrix import JaxTableError, jax_table
+
+    try:
+        table = jax_table(ctx.m)
+    except JaxTableError:
+        return None, "the matrix has no JAX table"
+    py = facts.get("python")
+    python = py.raw if py is not None and py.raw else None
+    if python and python.count(".") > 1:
+        python = ".".join(python.split(".")[:2])
+    if not want_gpu:
+        for r in table.releases:
+            if not python or r.python_ok(python) is not False:
+                return (
+                    Pick(
+                        r.version,
+                        None,
+                        install_command(r, None),
+                        "the newest JAX release (CPU)",
+                        {"jax": r.version},
+                    ),
+                    None,
+                )
+        return None, f"no JAX release in the matrix has wheels for Python {python}"
+    if (ctx.os or "linux") == "windows":
+        return None, "JAX has no NVIDIA GPU support on native Windows (WSL2: experimental)"
+    ccs = _ccs(ctx)
+    best = newest_for(table, ctx.m, python=python, driver=ctx.driver_raw, cc=min(ccs) if ccs else None)
+    if best is None:
+        return None, "no JAX release in the matrix runs on this driver, GPU and Python"
+    r, major = best
+    reason = f"the newest JAX release whose CUDA {major} build runs on these facts"
+    return Pick(
+        r.version, f"cuda{major}", install_command(r, major), reason, {"jax": f"{r.version}+cuda{major}"}
+    ), None
 
 
 def render_suggestion(s: Suggestion) -> str:
     lines = []
-    for name, pick in (("PyTorch", s.torch), ("TensorFlow", s.tensorflow)):
-        key = "torch" if name == "PyTorch" else "tensorflow"
+    for name, pick in (("PyTorch", s.torch), ("TensorFlow", s.tensorflow), ("JAX", s.jax)):
+        key = {"PyTorch": "torch", "TensorFlow": "tensorflow", "JAX": "jax"}[name]
+        if name == "JAX" and pick is None and key not in s.unavailable:
+            continue
         if pick is None:
             lines.append(f"{name}: no release works here — {s.unavailable.get(key, 'unknown')}")
             if key in s.manual:

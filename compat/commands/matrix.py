@@ -143,6 +143,51 @@ def tf_row(m: Matrix, key: str) -> dict[str, Any]:
     }
 
 
+def jax_row(m: Matrix, key: str) -> dict[str, Any]:
+    from compat.jaxmatrix import JaxTableError, jax_table
+
+    try:
+        table = jax_table(m)
+    except JaxTableError as exc:
+        raise InputError(str(exc)) from None
+    rel = table.release(parse_version(key, "JAX version"))
+    if rel is None:
+        near = [r.version for r in table.releases if r.version.startswith(key.split(".")[0] + ".")][:5]
+        hint = f"; nearest: {', '.join(near)}" if near else ""
+        raise InputError(f"no jax {key!r} in the matrix (jax.yaml updated {table.updated}){hint}")
+    return {
+        "version": rel.version,
+        "released": rel.released or None,
+        "python": list(rel.python),
+        "requires_python": rel.requires_python,
+        "jaxlib": rel.jaxlib,
+        "minimum_jaxlib": rel.minimum_jaxlib,
+        "extras": list(rel.extras),
+        "cuda_extra": rel.cuda_extra,
+        "cuda": [
+            {
+                "major": b.major,
+                "kind": b.kind,
+                "extras": list(b.extras),
+                "package": b.package,
+                "pin": b.pin,
+                "plugin_version": b.plugin_version,
+                "jaxlib": b.jaxlib,
+                "cuda_min": b.cuda_min,
+                "cudnn": b.cudnn,
+                "nccl_min": b.nccl_min,
+                "cc_min": table.majors[b.major].cc_min if b.major in table.majors else None,
+                "driver_min_linux": table.majors[b.major].driver_min_linux if b.major in table.majors else None,
+                "index": b.index,
+                "plugin_source": b.plugin_source,
+            }
+            for b in rel.cuda
+        ],
+        "source": rel.source,
+        "doc": rel.doc,
+    }
+
+
 def _framework_key(
     m: Matrix,
     subject: str,
@@ -234,6 +279,7 @@ def register(app: typer.Typer) -> None:
         "cudnn": (cudnn_row, "cuDNN"),
         "torch": (torch_row, "PyTorch"),
         "tensorflow": (tf_row, "TensorFlow"),
+        "jax": (jax_row, "JAX"),
     }
     for subject, (fn, label) in lookups.items():
 
@@ -267,4 +313,4 @@ def register(app: typer.Typer) -> None:
         make()
 
 
-__all__ = ["Version", "cuda_row", "cudnn_row", "gpu_row", "register", "tf_row", "torch_row"]
+__all__ = ["Version", "cuda_row", "cudnn_row", "gpu_row", "jax_row", "register", "tf_row", "torch_row"]
