@@ -155,6 +155,34 @@ class Matrix:
             row = self._gpu_index.get(key)
             if row is not None:
                 return row
+        return self._lenient_gpu(name)
+
+    def _lenient_gpu(self, name: str) -> GpuRow | None:
+        """Names as people type them: "rtx4090" (no spaces), "4090" (the model number alone), "RTX PRO 6000"
+        (a family whose variants share one compute capability). Only an unambiguous answer counts: every
+        candidate must have the same compute capability, else None (the caller lists suggestions)."""
+        compact = re.sub(r"\s+", "", normalize_gpu_name(name))
+        if len(compact) < 3:
+            return None
+        for pre in ("geforce", "tesla", "quadro"):
+            if compact.startswith(pre) and len(compact) > len(pre) + 2:
+                compact = compact[len(pre) :]
+        rows: dict[str, GpuRow] = {}
+        exact: dict[str, GpuRow] = {}
+        for key, row in self._gpu_index.items():
+            ck = re.sub(r"\s+", "", key)
+            if ck == compact:
+                exact[row.name] = row
+            elif compact.isdigit():
+                # "4090" matches "rtx 4090" but not "rtx 4090 d" or "rtx 4090 laptop": the number ends the name.
+                if re.search(r"(?<!\d)" + compact + r"$", ck):
+                    rows[row.name] = row
+            elif ck.startswith(compact) and (not compact[-1].isdigit() or not ck[len(compact)].isdigit()):
+                rows[row.name] = row
+        found = exact or rows
+        ccs = {r.cc for r in found.values()}
+        if len(ccs) == 1:
+            return sorted(found.values(), key=lambda r: len(r.name))[0]
         return None
 
     def gpu_suggestions(self, name: str, n: int = 5) -> list[str]:
