@@ -35,6 +35,8 @@ COMMAND_MODULES = (
     "compat.commands.dockerfile",
     "compat.commands.suggest",
     "compat.commands.fleet",
+    "compat.commands.run",
+    "compat.commands.watch",
 )
 
 

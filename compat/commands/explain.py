@@ -87,8 +87,17 @@ def register(app: typer.Typer) -> None:
             None, "--snapshot", metavar="FILE", help="Cross-check against a saved snapshot (compat doctor)."
         ),
         matrix: Optional[str] = MATRIX_OPT,
+        last: bool = typer.Option(
+            False, "--last", help="Why the last recorded run died (compat run / watch / %load_ext compat)."
+        ),
     ) -> None:
         """Read a crash log (a file, or stdin), name the root cause and give the fix."""
+        if last:
+            if file is not None:
+                raise InputError("give a log FILE or --last, not both")
+            from compat.record.notebook import explain_last
+
+            raise typer.Exit(explain_last(json_out))
         raise typer.Exit(
             run_explain(file, json_out=json_out, with_doctor=with_doctor, snapshot=snapshot, matrix=matrix)
         )
