@@ -26,5 +26,11 @@ def register(app: typer.Typer) -> None:
         if pid <= 0:
             raise InputError(f"--pid must be a positive process id, got {pid}")
         raise typer.Exit(
-            watch_pid(pid, interval=check_interval(interval), report_dir=report, gpu=not no_gpu, kernel_log=not no_kernel_log)
+            watch_pid(
+                pid,
+                interval=check_interval(interval),
+                report_dir=report,
+                gpu=not no_gpu,
+                kernel_log=not no_kernel_log,
+            )
         )

@@ -95,10 +95,20 @@ def _leak_finding(key: str, what: str, g: Growth, limit: Any, rec: RunRecord) ->
         "error" if reached else "warning",
         f"{what} grew steadily ({fmt_bytes(g.rate)}/s from {fmt_t(g.start_t)})",
         msg,
-        (Fix("Accumulate Python numbers (`loss.item()`), detach what you keep, and delete references to "
-             "outputs you no longer need."),),
-        {"start_t": round(g.start_t, 2), "rate_bytes_per_s": round(g.rate), "start": int(g.start_value),
-         "end": int(g.end_value), "r2": round(g.r2, 3), "limit": limit},
+        (
+            Fix(
+                "Accumulate Python numbers (`loss.item()`), detach what you keep, and delete references to "
+                "outputs you no longer need."
+            ),
+        ),
+        {
+            "start_t": round(g.start_t, 2),
+            "rate_bytes_per_s": round(g.rate),
+            "start": int(g.start_value),
+            "end": int(g.end_value),
+            "r2": round(g.r2, 3),
+            "limit": limit,
+        },
         group="resources",
     )
 
@@ -114,8 +124,11 @@ def _throttling(rec: RunRecord) -> list[Finding]:
                 f"GPU {th.gpu} {th.kind} throttling for {th.fraction:.0%} of the run",
                 f"GPU {th.gpu} reported {', '.join(th.reasons)} in {th.samples} samples "
                 f"({th.fraction:.0%} of the run; longest stretch {fmt_t(th.longest_s)}). "
-                + ("Clocks were cut for heat: check cooling and airflow." if th.kind == "thermal"
-                   else "The GPU ran at its power cap: normal under full load, but it caps throughput."),
+                + (
+                    "Clocks were cut for heat: check cooling and airflow."
+                    if th.kind == "thermal"
+                    else "The GPU ran at its power cap: normal under full load, but it caps throughput."
+                ),
                 facts={"gpu": th.gpu, "reasons": list(th.reasons), "fraction": round(th.fraction, 3)},
                 group="health",
             )
@@ -161,10 +174,16 @@ def headroom(rec: RunRecord) -> str:
         parts.append(f"GPU not recorded ({rec.gpu.get('reason') or 'unavailable'})")
     _, rss_peak = _rss_at_end(rec)
     limit = rec.cgroup.get("limit")
-    lim_text = f"of a {fmt_bytes(limit)} cgroup limit" if limit else f"of {fmt_bytes(rec.host.get('mem_total'))} host memory"
+    lim_text = (
+        f"of a {fmt_bytes(limit)} cgroup limit"
+        if limit
+        else f"of {fmt_bytes(rec.host.get('mem_total'))} host memory"
+    )
     parts.append(f"host RSS peaked at {fmt_bytes(rss_peak)} {lim_text}")
     th = sustained_throttling(rec.samples)
-    parts.append("throttling: " + ", ".join(f"GPU {t.gpu} {t.kind}" for t in th) if th else "no sustained throttling")
+    parts.append(
+        "throttling: " + ", ".join(f"GPU {t.gpu} {t.kind}" for t in th) if th else "no sustained throttling"
+    )
     return "Headroom: " + "; ".join(parts) + "."
 
 
@@ -185,12 +204,18 @@ def diagnose(rec: RunRecord, explained: Sequence[Any] = ()) -> Verdict:
     gone = ex.status == "vanished"
     end_t = rec.wall_s
     deciding: list[str] = []
-    last_rss, peak_rss = _rss_at_end(rec)
+    _, peak_rss = _rss_at_end(rec)
     limit = cg.get("limit")
 
     if ex.status == "exited" and ex.code == 0 and not oom_delta and not xids:
-        return Verdict("ok", f"{who} finished successfully in {fmt_t(rec.wall_s or 0)}", (), tuple(extra), exp,
-                       headroom(rec))
+        return Verdict(
+            "ok",
+            f"{who} finished successfully in {fmt_t(rec.wall_s or 0)}",
+            (),
+            tuple(extra),
+            exp,
+            headroom(rec),
+        )
 
     # 1. Host OOM: the cgroup's oom_kill counter or a kernel line naming one of our pids is definitive.
     if oom_delta or k_oom:
@@ -203,7 +228,11 @@ def diagnose(rec: RunRecord, explained: Sequence[Any] = ()) -> Verdict:
             deciding.append(f"kernel log: {e.get('text')}")
         when = k_oom[0].get("t") if k_oom and k_oom[0].get("t") is not None else end_t
         size = cg.get("peak") or peak_rss
-        of = f"of a {fmt_bytes(limit)} cgroup limit" if limit else f"of {fmt_bytes(rec.host.get('mem_total'))} host memory"
+        of = (
+            f"of a {fmt_bytes(limit)} cgroup limit"
+            if limit
+            else f"of {fmt_bytes(rec.host.get('mem_total'))} host memory"
+        )
         main_victim = sig == signal.SIGKILL or gone
         title = (
             f"killed by the OOM killer at {clock(rec, when)}: {who}'s memory was {fmt_bytes(size)} {of}"
@@ -212,10 +241,19 @@ def diagnose(rec: RunRecord, explained: Sequence[Any] = ()) -> Verdict:
         )
         if peak_rss is not None:
             deciding.append(f"host RSS of the process tree peaked at {fmt_bytes(peak_rss)}")
-        f = Finding("record.host_oom", "error", title,
-                    "Host (CPU) memory ran out and the kernel killed the process. " + "; ".join(deciding) + ".",
-                    (Fix("Lower the batch size or DataLoader workers, or ask for more memory (the cgroup or job limit)."),),
-                    {"oom_kill_delta": oom_delta, "limit": limit, "peak": size}, group="resources")
+        f = Finding(
+            "record.host_oom",
+            "error",
+            title,
+            "Host (CPU) memory ran out and the kernel killed the process. " + "; ".join(deciding) + ".",
+            (
+                Fix(
+                    "Lower the batch size or DataLoader workers, or ask for more memory (the cgroup or job limit)."
+                ),
+            ),
+            {"oom_kill_delta": oom_delta, "limit": limit, "peak": size},
+            group="resources",
+        )
         return Verdict("host_oom", title, tuple(deciding), (f, *extra), exp)
 
     # 2. An Xid during the run is a hardware / driver fault.
@@ -223,12 +261,21 @@ def diagnose(rec: RunRecord, explained: Sequence[Any] = ()) -> Verdict:
         t, code, text = xids[0]
         deciding.append(text)
         title = f"GPU fault (Xid {code}) at {clock(rec, t)}"
-        f = Finding("record.xid", "error", title,
-                    f"The NVIDIA driver reported Xid {code} during the run: a GPU hardware or driver fault, not a bug "
-                    "in the training code. " + ("; ".join(f"Xid {c}" for _, c, _ in xids[1:4])),
-                    (Fix("Look up the Xid in NVIDIA's Xid catalogue; repeated Xids on one GPU mean draining the node "
-                         "and a hardware check (nvidia-smi -q, field diagnostics)."),),
-                    {"xid": code}, group="health")
+        f = Finding(
+            "record.xid",
+            "error",
+            title,
+            f"The NVIDIA driver reported Xid {code} during the run: a GPU hardware or driver fault, not a bug "
+            "in the training code. " + ("; ".join(f"Xid {c}" for _, c, _ in xids[1:4])),
+            (
+                Fix(
+                    "Look up the Xid in NVIDIA's Xid catalogue; repeated Xids on one GPU mean draining the node "
+                    "and a hardware check (nvidia-smi -q, field diagnostics)."
+                ),
+            ),
+            {"xid": code},
+            group="health",
+        )
         return Verdict("hardware_xid", title, tuple(deciding), (f, *extra), exp)
 
     # 3. CUDA out of memory in the output, with the GPU at its limit.
@@ -242,17 +289,35 @@ def diagnose(rec: RunRecord, explained: Sequence[Any] = ()) -> Verdict:
             title += " before the GPU looked full (one big allocation or fragmentation)"
         if not rec.gpu.get("available"):
             deciding.append(f"GPU memory was not recorded ({rec.gpu.get('reason')})")
-        f = Finding("record.gpu_oom", "error", title, "; ".join(deciding) + ".",
-                    (Fix("Lower the batch size, use mixed precision or gradient checkpointing; with fragmentation, "
-                         "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True."),), group="resources")
+        f = Finding(
+            "record.gpu_oom",
+            "error",
+            title,
+            "; ".join(deciding) + ".",
+            (
+                Fix(
+                    "Lower the batch size, use mixed precision or gradient checkpointing; with fragmentation, "
+                    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True."
+                ),
+            ),
+            group="resources",
+        )
         return Verdict("gpu_oom", title, tuple(deciding), (f, *extra), exp)
 
     # 4. Segfaults: the signal, the kernel's line, or the kernel's own fault report.
-    if sig in (signal.SIGSEGV, signal.SIGBUS) or k_segv or "segfault" in cats or (
-        rec.fault_report and any("Segmentation fault" in ln or "Bus error" in ln for ln in rec.fault_report)
+    if (
+        sig in (signal.SIGSEGV, signal.SIGBUS)
+        or k_segv
+        or "segfault" in cats
+        or (
+            rec.fault_report
+            and any("Segmentation fault" in ln or "Bus error" in ln for ln in rec.fault_report)
+        )
     ):
         if sig is not None:
-            deciding.append(f"{who} ended with {signal_name(sig)}" + (" (core dumped)" if ex.core_dumped else ""))
+            deciding.append(
+                f"{who} ended with {signal_name(sig)}" + (" (core dumped)" if ex.core_dumped else "")
+            )
         for e in k_segv[:1]:
             deciding.append(f"kernel log: {e.get('text')}")
         if rec.fault_report:
@@ -260,10 +325,19 @@ def diagnose(rec: RunRecord, explained: Sequence[Any] = ()) -> Verdict:
         title = f"crashed with a segmentation fault at {clock(rec, end_t)}"
         if ex.core_file:
             deciding.append(f"core dump written: {ex.core_file}")
-        f = Finding("record.segfault", "error", title,
-                    "Native code (a framework, a CUDA library, a C extension) crashed. " + "; ".join(deciding) + ".",
-                    (Fix("Run the failing step under `python -X faulthandler` to see the Python frame; check that the "
-                         "framework wheel matches the driver (compat doctor)."),), group="stack")
+        f = Finding(
+            "record.segfault",
+            "error",
+            title,
+            "Native code (a framework, a CUDA library, a C extension) crashed. " + "; ".join(deciding) + ".",
+            (
+                Fix(
+                    "Run the failing step under `python -X faulthandler` to see the Python frame; check that the "
+                    "framework wheel matches the driver (compat doctor)."
+                ),
+            ),
+            group="stack",
+        )
         return Verdict("segfault", title, tuple(deciding), (f, *extra), exp)
 
     # 5. SIGKILL (or a watched process that vanished) with no OOM evidence.
@@ -271,19 +345,33 @@ def diagnose(rec: RunRecord, explained: Sequence[Any] = ()) -> Verdict:
         how = "SIGKILL" if sig == signal.SIGKILL else "an uncatchable end (no exit report, no fault report)"
         deciding.append(f"{who} ended with {how} at {clock(rec, end_t)}")
         if cg.get("oom_kill_delta") is not None:
-            deciding.append(f"no OOM kill in its memory cgroup ({cg.get('path')}: oom_kill unchanged at {cg.get('oom_kill_after')})")
+            deciding.append(
+                f"no OOM kill in its memory cgroup ({cg.get('path')}: oom_kill unchanged at {cg.get('oom_kill_after')})"
+            )
         if rec.kernel_log.get("readable"):
             deciding.append("no OOM-killer line naming its pids in the kernel log")
         else:
             deciding.append(f"the kernel log was not readable ({rec.kernel_log.get('reason') or 'not read'})")
         if limit and peak_rss is not None:
             deciding.append(f"host RSS peaked at {fmt_bytes(peak_rss)} of a {fmt_bytes(limit)} limit")
-        title = f"killed by something else (a scheduler, a person, a watchdog) with {how}, not by the OOM killer"
+        title = (
+            f"killed by something else (a scheduler, a person, a watchdog) with {how}, not by the OOM killer"
+        )
         if sig != signal.SIGKILL:
             title = f"{who} vanished without a trace at {clock(rec, end_t)}: killed by something else (SIGKILL from a scheduler, a person) — no OOM evidence"
-        f = Finding("record.killed", "error", title, "; ".join(deciding) + ".",
-                    (Fix("Check the scheduler's log (sacct, kubectl describe pod, the job's events) for a time or "
-                         "preemption limit, and who sent the signal."),), group="resources")
+        f = Finding(
+            "record.killed",
+            "error",
+            title,
+            "; ".join(deciding) + ".",
+            (
+                Fix(
+                    "Check the scheduler's log (sacct, kubectl describe pod, the job's events) for a time or "
+                    "preemption limit, and who sent the signal."
+                ),
+            ),
+            group="resources",
+        )
         return Verdict("killed", title, tuple(deciding), (f, *extra), exp)
 
     # 6. Other signals.
@@ -298,13 +386,21 @@ def diagnose(rec: RunRecord, explained: Sequence[Any] = ()) -> Verdict:
         top = exp[0]
         deciding.append(f"explain: {top['title']} ({top['category']}, confidence {top['confidence']})")
         deciding.extend(f"output: {ln}" for ln in top.get("evidence", [])[:2])
-        code = f"exited with status {ex.code}" if ex.status == "exited" else "ended"
-        title = f"{code}: {top['title']}"
-        f = Finding(f"record.explain.{top['category']}", "error", title, top.get("explanation", ""),
-                    tuple(Fix(x["text"], x.get("command")) for x in top.get("fixes", [])), group="stack")
+        how = f"exited with status {ex.code}" if ex.status == "exited" else "ended"
+        title = f"{how}: {top['title']}"
+        f = Finding(
+            f"record.explain.{top['category']}",
+            "error",
+            title,
+            top.get("explanation", ""),
+            tuple(Fix(x["text"], x.get("command")) for x in top.get("fixes", [])),
+            group="stack",
+        )
         return Verdict("error", title, tuple(deciding), (f, *extra), exp)
     if ex.status == "exited":
-        deciding.append(f"exit status {ex.code}; nothing in the last {len(rec.output_tail)} output lines matched a known cause")
+        deciding.append(
+            f"exit status {ex.code}; nothing in the last {len(rec.output_tail)} output lines matched a known cause"
+        )
         title = f"exited with status {ex.code}"
         f = Finding("record.exit", "error", title, "; ".join(deciding) + ".", group="stack")
         return Verdict("error", title, tuple(deciding), (f, *extra), exp)

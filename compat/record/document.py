@@ -41,7 +41,9 @@ class ExitInfo:
 
         if os.WIFSIGNALED(status):
             return cls("signaled", None, os.WTERMSIG(status), os.WCOREDUMP(status), None, source)
-        return cls("exited", os.WEXITSTATUS(status) if os.WIFEXITED(status) else None, None, False, None, source)
+        return cls(
+            "exited", os.WEXITSTATUS(status) if os.WIFEXITED(status) else None, None, False, None, source
+        )
 
     @property
     def shell_code(self) -> int:
@@ -89,8 +91,12 @@ class RunRecord:
     """mem_total, swap_total, shm_total (bytes)."""
     cgroup: dict[str, Any] = field(default_factory=dict)
     """version, path, limit, peak, oom_kill_before, oom_kill_after, oom_kill_delta; or reason."""
-    gpu: dict[str, Any] = field(default_factory=lambda: {"available": False, "reason": "not sampled", "gpus": []})
-    kernel_log: dict[str, Any] = field(default_factory=lambda: {"readable": False, "reason": "", "events": []})
+    gpu: dict[str, Any] = field(
+        default_factory=lambda: {"available": False, "reason": "not sampled", "gpus": []}
+    )
+    kernel_log: dict[str, Any] = field(
+        default_factory=lambda: {"readable": False, "reason": "", "events": []}
+    )
     xid_events: list[dict[str, Any]] = field(default_factory=list)
     """Xid events from NVML's event set: {t (seconds into the run), xid, gpu}."""
     samples: list[Sample] = field(default_factory=list)

@@ -118,7 +118,11 @@ class GpuSampler:
             with self._lock:
                 if len(self.xids) < 100:
                     self.xids.append(
-                        {"t": _float(obj.get("t")) or time.time(), "xid": _int(obj["xid"]), "gpu": _int(obj.get("gpu"))}
+                        {
+                            "t": _float(obj.get("t")) or time.time(),
+                            "xid": _int(obj["xid"]),
+                            "gpu": _int(obj.get("gpu")),
+                        }
                     )
 
     def take(self) -> list[dict[str, Any]] | None:

@@ -133,7 +133,13 @@ def main(argv: list[str]) -> int:  # pragma: no cover - needs a GPU; exercised o
         if events is not None and remaining > 0:
             try:
                 ev = n.nvmlEventSetWait(events, int(remaining * 1000))
-                _emit({"t": round(time.time(), 3), "xid": int(ev.eventData), "gpu": _try(n.nvmlDeviceGetIndex, ev.device)})
+                _emit(
+                    {
+                        "t": round(time.time(), 3),
+                        "xid": int(ev.eventData),
+                        "gpu": _try(n.nvmlDeviceGetIndex, ev.device),
+                    }
+                )
             except Exception:
                 pass  # NVML_ERROR_TIMEOUT: no event in this interval
         remaining = interval - (time.time() - t0)

@@ -202,7 +202,7 @@ def _join(mount: str, path: str) -> str:
 
 
 def parse_kv(text: str) -> dict[str, int]:
-    """"key value" lines (memory.events, memory.oom_control, memory.stat) → {key: int}."""
+    """ "key value" lines (memory.events, memory.oom_control, memory.stat) → {key: int}."""
     out: dict[str, int] = {}
     for line in text.splitlines():
         parts = line.split()

@@ -49,19 +49,31 @@ def svg_plot(
     def y(v: float) -> float:
         return PAD_T + ph * (1 - v / top)
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" role="img" aria-label="{esc(title)}">']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" role="img" aria-label="{esc(title)}">'
+    ]
     out.append(f'<text x="{PAD_L}" y="16" class="t">{esc(title)}</text>')
     out.append(f'<rect x="{PAD_L}" y="{PAD_T}" width="{pw}" height="{ph}" class="frame"/>')
     for frac in (0.0, 0.5, 1.0):
         v = top * frac
-        out.append(f'<text x="{PAD_L - 4}" y="{_num(y(v) + 4)}" class="ax" text-anchor="end">{esc(fmt(v))}</text>')
+        out.append(
+            f'<text x="{PAD_L - 4}" y="{_num(y(v) + 4)}" class="ax" text-anchor="end">{esc(fmt(v))}</text>'
+        )
         tt = t1 * frac
-        out.append(f'<text x="{_num(x(tt))}" y="{H - 8}" class="ax" text-anchor="middle">{esc(fmt_t(tt))}</text>')
+        out.append(
+            f'<text x="{_num(x(tt))}" y="{H - 8}" class="ax" text-anchor="middle">{esc(fmt_t(tt))}</text>'
+        )
     for label, v in limits:
-        out.append(f'<line x1="{PAD_L}" x2="{PAD_L + pw}" y1="{_num(y(v))}" y2="{_num(y(v))}" class="limit"/>')
-        out.append(f'<text x="{PAD_L + pw - 2}" y="{_num(y(v) - 3)}" class="ax" text-anchor="end">{esc(label)}</text>')
+        out.append(
+            f'<line x1="{PAD_L}" x2="{PAD_L + pw}" y1="{_num(y(v))}" y2="{_num(y(v))}" class="limit"/>'
+        )
+        out.append(
+            f'<text x="{PAD_L + pw - 2}" y="{_num(y(v) - 3)}" class="ax" text-anchor="end">{esc(label)}</text>'
+        )
     for t, label in events:
-        out.append(f'<line x1="{_num(x(t))}" x2="{_num(x(t))}" y1="{PAD_T}" y2="{PAD_T + ph}" class="event"/>')
+        out.append(
+            f'<line x1="{_num(x(t))}" x2="{_num(x(t))}" y1="{PAD_T}" y2="{PAD_T + ph}" class="event"/>'
+        )
         out.append(f'<text x="{_num(x(t) + 3)}" y="{PAD_T + 12}" class="ev">{esc(label[:60])}</text>')
     for i, (label, pts) in enumerate(lines):
         if not pts:
@@ -122,16 +134,32 @@ def render_html(rec: RunRecord) -> str:
             for k, val in (
                 ("started", clock(rec, 0) + " (" + rec.to_json()["started_at"] + ")"),
                 ("wall time", fmt_t(rec.wall_s or 0)),
-                ("exit", f"{rec.exit.status} code={rec.exit.code} signal={rec.exit.signal} core={rec.exit.core_file}"),
-                ("cgroup", f"{rec.cgroup.get('path', rec.cgroup.get('reason', 'unknown'))} limit {fmt_bytes(rec.cgroup.get('limit'))}"),
-                ("GPU", ", ".join(f"{g['index']}: {g['name']}" for g in rec.gpu.get("gpus") or []) or f"not available: {rec.gpu.get('reason')}"),
-                ("kernel log", "read" if rec.kernel_log.get("readable") else rec.kernel_log.get("reason") or "not read"),
+                (
+                    "exit",
+                    f"{rec.exit.status} code={rec.exit.code} signal={rec.exit.signal} core={rec.exit.core_file}",
+                ),
+                (
+                    "cgroup",
+                    f"{rec.cgroup.get('path', rec.cgroup.get('reason', 'unknown'))} limit {fmt_bytes(rec.cgroup.get('limit'))}",
+                ),
+                (
+                    "GPU",
+                    ", ".join(f"{g['index']}: {g['name']}" for g in rec.gpu.get("gpus") or [])
+                    or f"not available: {rec.gpu.get('reason')}",
+                ),
+                (
+                    "kernel log",
+                    "read" if rec.kernel_log.get("readable") else rec.kernel_log.get("reason") or "not read",
+                ),
             )
         )
         + "</table>"
     )
     body.append("<h2>Memory</h2>")
-    mem_lines = [("host RSS (process tree)", series(rec.samples, "rss")), ("cgroup memory", series(rec.samples, "cgroup"))]
+    mem_lines = [
+        ("host RSS (process tree)", series(rec.samples, "rss")),
+        ("cgroup memory", series(rec.samples, "cgroup")),
+    ]
     limits: list[tuple[str, float]] = []
     if rec.cgroup.get("limit"):
         limits.append((f"cgroup limit {fmt_bytes(rec.cgroup['limit'])}", float(rec.cgroup["limit"])))
@@ -146,7 +174,9 @@ def render_html(rec: RunRecord) -> str:
         tl = [(f"GPU {g['index']} °C", series(rec.samples, "temp", int(g["index"]))) for g in gpus]
         body.append(svg_plot("Temperature (°C)", tl, lambda v: f"{v:.0f} °C", t_end, (), events))
         pl = [(f"GPU {g['index']} W", series(rec.samples, "power", int(g["index"]))) for g in gpus]
-        plim = [(f"GPU {g['index']} limit", float(g["power_limit_w"])) for g in gpus if g.get("power_limit_w")]
+        plim = [
+            (f"GPU {g['index']} limit", float(g["power_limit_w"])) for g in gpus if g.get("power_limit_w")
+        ]
         body.append(svg_plot("Power (W)", pl, lambda v: f"{v:.0f} W", t_end, plim, events))
     else:
         body.append(f'<p class="none">GPU: not available ({esc(rec.gpu.get("reason") or "unknown")}).</p>')
@@ -171,12 +201,16 @@ def render_html(rec: RunRecord) -> str:
         body.append("<h2>Fault report</h2><pre>" + "\n".join(esc(ln) for ln in rec.fault_report) + "</pre>")
     if rec.processes:
         body.append("<h2>Processes</h2><table><tr><th>pid</th><th>name</th></tr>")
-        body.extend(f"<tr><td>{esc(p)}</td><td>{esc(n)}</td></tr>" for p, n in sorted(rec.processes.items())[:200])
+        body.extend(
+            f"<tr><td>{esc(p)}</td><td>{esc(n)}</td></tr>" for p, n in sorted(rec.processes.items())[:200]
+        )
         body.append("</table>")
     if rec.notes:
-        body.append("<h2>Recorder notes</h2><ul>" + "".join(f"<li>{esc(n)}</li>" for n in rec.notes) + "</ul>")
+        body.append(
+            "<h2>Recorder notes</h2><ul>" + "".join(f"<li>{esc(n)}</li>" for n in rec.notes) + "</ul>"
+        )
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         f"<title>compat {esc(rec.kind)} report</title><style>{CSS}</style></head>\n<body>\n"
         + "\n".join(body)

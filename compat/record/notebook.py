@@ -25,7 +25,7 @@ def kernel_key() -> str:
     """The kernel's id (from its connection file, which a restarted kernel keeps), else 'pid<ppid>'."""
     conn = ""
     try:
-        from ipykernel.connect import get_connection_file
+        from ipykernel.connect import get_connection_file  # type: ignore[import-not-found,unused-ignore]
 
         conn = get_connection_file()
     except Exception:
@@ -36,7 +36,9 @@ def kernel_key() -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", key)[:80]
 
 
-def previous_death(key: str, pid: int, environ: Mapping[str, str] | None = None) -> tuple[str, dict[str, Any]] | None:
+def previous_death(
+    key: str, pid: int, environ: Mapping[str, str] | None = None
+) -> tuple[str, dict[str, Any]] | None:
     """The newest record of an earlier kernel with this key that ended badly and was not shown yet."""
     d = store.records_dir(environ)
     try:
@@ -59,7 +61,9 @@ def previous_death(key: str, pid: int, environ: Mapping[str, str] | None = None)
 
 def death_message(doc: Mapping[str, Any]) -> str:
     v = doc.get("verdict") or {}
-    lines = [f"compat: the previous kernel (pid {doc.get('pid')}) {_verb(v)}: {v.get('title', 'unknown cause')}"]
+    lines = [
+        f"compat: the previous kernel (pid {doc.get('pid')}) {_verb(v)}: {v.get('title', 'unknown cause')}"
+    ]
     for d in (v.get("deciding") or [])[:4]:
         lines.append(f"  - {d}")
     for f in (v.get("findings") or [])[1:3]:
@@ -71,7 +75,9 @@ def _verb(v: Mapping[str, Any]) -> str:
     return "ended" if v.get("outcome") == "ok" else "died"
 
 
-def load(ipython: Any = None, *, out: IO[str] | None = None, environ: Mapping[str, str] | None = None) -> None:
+def load(
+    ipython: Any = None, *, out: IO[str] | None = None, environ: Mapping[str, str] | None = None
+) -> None:
     out = out or sys.stdout
     pid = os.getpid()
     key = kernel_key()
@@ -104,21 +110,41 @@ def load(ipython: Any = None, *, out: IO[str] | None = None, environ: Mapping[st
             pass
 
     atexit.register(mark_exit)
-    argv = [sys.executable, "-m", "compat.record.watch", "--pid", str(pid), "--notebook", base,
-            "--kernel-id", key, "--detach"]
+    argv = [
+        sys.executable,
+        "-m",
+        "compat.record.watch",
+        "--pid",
+        str(pid),
+        "--notebook",
+        base,
+        "--kernel-id",
+        key,
+        "--detach",
+    ]
     env = dict(os.environ if environ is None else environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in [_compat_root(), env.get("PYTHONPATH", "")] if p)
     try:
         # The first child forks the watcher and exits at once; wait for it so no zombie is left.
-        subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       env=env, timeout=30, check=False, close_fds=True)
+        subprocess.run(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            timeout=30,
+            check=False,
+            close_fds=True,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         out.write(f"compat: the watcher did not start: {exc}\n")
         return
     _STATE["pid"] = pid
     _STATE["started"] = time.time()
-    out.write(f"compat: watching this kernel (pid {pid}); if it dies, the next `%load_ext compat` "
-              "(or `compat explain --last`) says why.\n")
+    out.write(
+        f"compat: watching this kernel (pid {pid}); if it dies, the next `%load_ext compat` "
+        "(or `compat explain --last`) says why.\n"
+    )
 
 
 def _compat_root() -> str:
@@ -134,15 +160,28 @@ def explain_last(json_out: bool = False, environ: Mapping[str, str] | None = Non
 
     found = store.latest(environ)
     if found is None:
-        raise InputError(f"no recorded run in {store.records_dir(environ)} (record one with compat run, compat watch "
-                         "or %load_ext compat)")
+        raise InputError(
+            f"no recorded run in {store.records_dir(environ)} (record one with compat run, compat watch "
+            "or %load_ext compat)"
+        )
     path, doc = found
     v = doc.get("verdict") or {}
     if json_out:
         from compat.render import dumps
 
-        sys.stdout.write(dumps({"schema_version": 1, "record": path, "kind": doc.get("kind"),
-                                "pid": doc.get("pid"), "started_at": doc.get("started_at"), "verdict": v}) + "\n")
+        sys.stdout.write(
+            dumps(
+                {
+                    "schema_version": 1,
+                    "record": path,
+                    "kind": doc.get("kind"),
+                    "pid": doc.get("pid"),
+                    "started_at": doc.get("started_at"),
+                    "verdict": v,
+                }
+            )
+            + "\n"
+        )
     else:
         from compat.record.document import RunRecord
         from compat.record.summary import summary

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from compat.record import host
@@ -174,6 +175,9 @@ class Recorder:
         r = host.read_cgroup(self._cg)
         key = self._cg.dir
         if key not in self._cg_seen:
+            if self._cg_seen:  # the process moved to another cgroup: the old one's readings are not its own
+                self.timeline.samples = [replace(s, cgroup=None) for s in self.timeline.samples]
+                self.record.notes.append(f"the process moved to the memory cgroup {self._cg.path}")
             self._cg_seen[key] = (r.oom_kill, r.oom)
         base_kill, base_oom = self._cg_seen[key]
         prev = self.record.cgroup
@@ -184,7 +188,9 @@ class Recorder:
             "peak": _max(r.peak, r.current, prev.get("peak") if prev.get("path") == self._cg.path else None),
             "oom_kill_before": base_kill,
             "oom_kill_after": r.oom_kill,
-            "oom_kill_delta": (r.oom_kill - base_kill) if r.oom_kill is not None and base_kill is not None else None,
+            "oom_kill_delta": (r.oom_kill - base_kill)
+            if r.oom_kill is not None and base_kill is not None
+            else None,
             "oom_events_delta": (r.oom - base_oom) if r.oom is not None and base_oom is not None else None,
         }
         return r.current

@@ -102,7 +102,9 @@ def run_command(
     # Unbuffered, so the last lines before a crash reach the ring buffer instead of dying in the child's buffer.
     env.setdefault("PYTHONUNBUFFERED", "1")
     try:
-        proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, close_fds=True)
+        proc = subprocess.Popen(
+            list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, close_fds=True
+        )
     except FileNotFoundError:
         sys.stderr.write(f"compat: error: cannot run {argv[0]!r}: command not found\n")
         return 127
@@ -125,7 +127,7 @@ def run_command(
     for t in tees:
         t.thread.start()
 
-    old: dict[int, Any] = {}
+    old: dict[signal.Signals, Any] = {}
 
     def forward(signum: int, _frame: FrameType | None) -> None:
         if signum == signal.SIGINT and _terminal_delivers_sigint():
@@ -148,8 +150,8 @@ def run_command(
     try:
         status = _wait(proc.pid)
     finally:
-        for s, h in old.items():
-            signal.signal(s, h)
+        for signum, h in old.items():
+            signal.signal(signum, h)
     proc.returncode = _returncode(status)
     rec.wall_s = time.monotonic() - t0
     rec.exit = ExitInfo.from_wait_status(status)

@@ -37,7 +37,9 @@ def save(doc: Mapping[str, Any], name: str, environ: Mapping[str, str] | None = 
 
 def prune(d: str, keep: int = KEEP) -> None:
     try:
-        files = sorted((e for e in os.scandir(d) if e.name.endswith(".json")), key=lambda e: e.stat().st_mtime)
+        files = sorted(
+            (e for e in os.scandir(d) if e.name.endswith(".json")), key=lambda e: e.stat().st_mtime
+        )
     except OSError:
         return
     for e in files[:-keep]:

@@ -34,11 +34,15 @@ def summary(rec: RunRecord, report_dir: str | None = None) -> str:
             lines.append(row)
     gpus = rec.gpu.get("gpus") or []
     for g in gpus:
-        row = _line(f"GPU {g['index']} memory", series(rec.samples, "used", int(g["index"])), g.get("mem_total"))
+        row = _line(
+            f"GPU {g['index']} memory", series(rec.samples, "used", int(g["index"])), g.get("mem_total")
+        )
         if row:
             lines.append(row)
     if not rec.gpu.get("available"):
-        lines.append(f"  GPU: not available ({rec.gpu.get('reason') or 'unknown reason'}); host evidence only")
+        lines.append(
+            f"  GPU: not available ({rec.gpu.get('reason') or 'unknown reason'}); host evidence only"
+        )
     if not rec.kernel_log.get("readable"):
         lines.append(f"  kernel log: {rec.kernel_log.get('reason') or 'not read'}")
     for f in v.get("findings", [])[1:]:

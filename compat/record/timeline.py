@@ -193,7 +193,9 @@ class Throttling:
     fraction: float
 
 
-def sustained_throttling(samples: Sequence[Sample], *, min_run: int = 5, min_fraction: float = 0.3) -> list[Throttling]:
+def sustained_throttling(
+    samples: Sequence[Sample], *, min_run: int = 5, min_fraction: float = 0.3
+) -> list[Throttling]:
     """GPUs whose thermal or power clock-event reasons were active in a run of ≥ `min_run` consecutive samples
     and in ≥ `min_fraction` of all samples."""
     out: list[Throttling] = []
@@ -234,7 +236,9 @@ def sparkline(values: Sequence[float], width: int = 40, top: float | None = None
         return ""
     if len(values) > width:
         step = len(values) / width
-        values = [max(values[int(i * step) : max(int(i * step) + 1, int((i + 1) * step))]) for i in range(width)]
+        values = [
+            max(values[int(i * step) : max(int(i * step) + 1, int((i + 1) * step))]) for i in range(width)
+        ]
     hi = top if top else max(values)
     if hi <= 0:
         return BARS[0] * len(values)

@@ -51,7 +51,11 @@ def watch_pid(
         rec.notes.append("the watch was interrupted before the process ended")
     rec.wall_s = time.monotonic() - t0
     if not alive:
-        rec.exit = ExitInfo.from_wait_status(status, "zombie") if status is not None else ExitInfo("vanished", source="none")
+        rec.exit = (
+            ExitInfo.from_wait_status(status, "zombie")
+            if status is not None
+            else ExitInfo("vanished", source="none")
+        )
     recorder.stop()
     if notebook_base:
         _notebook_evidence(rec, notebook_base)
@@ -129,7 +133,9 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1):
             os.dup2(devnull, fd)
-        log = os.open((args.notebook or "/tmp/compat-watch") + ".log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        log = os.open(
+            (args.notebook or "/tmp/compat-watch") + ".log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600
+        )
         os.dup2(log, 2)
         if args.notebook:
             with open(args.notebook + ".watcher", "w") as fh:
