@@ -152,6 +152,22 @@ def _fit(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
     return slope, (sxy * sxy) / (sxx * syy)
 
 
+def _sse_level(points: Sequence[tuple[float, float]]) -> float:
+    if not points:
+        return 0.0
+    m = sum(p[1] for p in points) / len(points)
+    return sum((p[1] - m) ** 2 for p in points)
+
+
+def _sse_line(points: Sequence[tuple[float, float]]) -> float:
+    n = len(points)
+    mt = sum(p[0] for p in points) / n
+    mv = sum(p[1] for p in points) / n
+    sxx = sum((p[0] - mt) ** 2 for p in points)
+    slope = sum((p[0] - mt) * (p[1] - mv) for p in points) / sxx if sxx else 0.0
+    return sum((p[1] - (mv + slope * (p[0] - mt))) ** 2 for p in points)
+
+
 def _thin(points: Sequence[tuple[float, float]], n: int) -> list[tuple[float, float]]:
     if len(points) <= n:
         return list(points)
@@ -168,6 +184,7 @@ def steady_growth(
     pts = _thin(points, 300)
     if len(pts) < min_points:
         return None
+    fits: list[tuple[int, float, float]] = []
     for s in range(0, len(pts) - min_points + 1):
         win = pts[s:]
         first, last = win[0][1], win[-1][1]
@@ -178,8 +195,12 @@ def steady_growth(
             continue
         slope, r2 = _fit(win)
         if slope > 0 and r2 >= 0.9:
-            return Growth(win[0][0], first, win[-1][0], last, slope, r2)
-    return None
+            fits.append((s, slope, r2))
+    if not fits:
+        return None
+    # Where the growth began: the change point of "level, then a straight line" with the least squared error.
+    s, slope, r2 = min(fits, key=lambda f: _sse_level(pts[: f[0]]) + _sse_line(pts[f[0] :]))
+    return Growth(pts[s][0], pts[s][1], pts[-1][0], pts[-1][1], slope, r2)
 
 
 @dataclass(frozen=True)
