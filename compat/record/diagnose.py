@@ -3,6 +3,7 @@ names the evidence that decided it. Pure: a RunRecord (and explain's diagnoses) 
 
 from __future__ import annotations
 
+import re
 import signal
 import time
 from collections.abc import Sequence
@@ -13,6 +14,9 @@ from compat.findings import Finding, Fix
 from compat.record.document import RunRecord, signal_name
 from compat.record.timeline import Growth, fmt_bytes, fmt_t, peak, series, steady_growth, sustained_throttling
 
+_HOST_ALLOC = re.compile(
+    r"^\s*MemoryError\b|std::bad_alloc|Cannot allocate memory|DefaultCPUAllocator: can't allocate memory"
+)
 OUTCOMES = ("ok", "host_oom", "gpu_oom", "hardware_xid", "segfault", "killed", "signal", "error", "unknown")
 NEAR_LIMIT = 0.9
 
@@ -397,6 +401,26 @@ def diagnose(rec: RunRecord, explained: Sequence[Any] = ()) -> Verdict:
             group="stack",
         )
         return Verdict("error", title, tuple(deciding), (f, *extra), exp)
+    mem_line = next((ln for ln in reversed(rec.output_tail) if _HOST_ALLOC.search(ln)), None)
+    if mem_line is not None:
+        deciding.append(f"output: {mem_line.strip()[:300]}")
+        if peak_rss is not None:
+            lim = f" of a {fmt_bytes(limit)} cgroup limit" if limit else ""
+            deciding.append(f"host RSS of the process tree peaked at {fmt_bytes(peak_rss)}{lim}")
+        title = "ran out of host memory: an allocation failed (no OOM kill; an address-space limit or overcommit refused it)"
+        f = Finding(
+            "record.host_alloc",
+            "error",
+            title,
+            "; ".join(deciding) + ".",
+            (
+                Fix(
+                    "Check `ulimit -v` and the job's memory request; lower the batch size or DataLoader workers."
+                ),
+            ),
+            group="resources",
+        )
+        return Verdict("host_oom", title, tuple(deciding), (f, *extra), exp)
     if ex.status == "exited":
         deciding.append(
             f"exit status {ex.code}; nothing in the last {len(rec.output_tail)} output lines matched a known cause"

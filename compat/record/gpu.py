@@ -37,8 +37,6 @@ class GpuInfo:
 
 
 def sampler_argv(interval: float) -> list[str]:
-    # -I: the sampler must not pick up the user's PYTHONPATH surprises; compat is found through sys.path of
-    # this interpreter, passed explicitly below.
     return [sys.executable, "-m", "compat.record.gpu_sampler", str(interval)]
 
 
@@ -132,6 +130,9 @@ class GpuSampler:
     def close(self) -> None:
         if self.proc is not None:
             _spawn.stop(self.proc)
+            self._thread.join(timeout=2.0)
+            if self.proc.stdout is not None and not self._thread.is_alive():
+                self.proc.stdout.close()
 
 
 def _int(v: Any) -> int | None:

@@ -38,17 +38,43 @@ def record(
     rec.exit = exit
     rec.samples = samples
     rec.host = {"mem_total": 64 * GiB, "swap_total": 0, "shm_total": 32 * GiB}
-    rec.cgroup = cgroup if cgroup is not None else {
-        "version": 2, "path": "/job", "limit": 24 * GiB, "peak": int(max(rss)), "oom_kill_before": 0,
-        "oom_kill_after": 0, "oom_kill_delta": 0, "oom_events_delta": 0,
-    }
+    rec.cgroup = (
+        cgroup
+        if cgroup is not None
+        else {
+            "version": 2,
+            "path": "/job",
+            "limit": 24 * GiB,
+            "peak": int(max(rss)),
+            "oom_kill_before": 0,
+            "oom_kill_after": 0,
+            "oom_kill_delta": 0,
+            "oom_events_delta": 0,
+        }
+    )
     if gpu_used is not None:
-        rec.gpu = {"available": True, "reason": "", "gpus": [
-            {"index": 0, "name": "NVIDIA A100-SXM4-80GB", "uuid": "GPU-1", "mem_total": gpu_total, "power_limit_w": 400.0}
-        ]}
+        rec.gpu = {
+            "available": True,
+            "reason": "",
+            "gpus": [
+                {
+                    "index": 0,
+                    "name": "NVIDIA A100-SXM4-80GB",
+                    "uuid": "GPU-1",
+                    "mem_total": gpu_total,
+                    "power_limit_w": 400.0,
+                }
+            ],
+        }
     else:
         rec.gpu = {"available": False, "reason": "NVML did not start: no driver", "gpus": []}
-    rec.kernel_log = {"readable": readable, "reason": "" if readable else "cannot read the kernel log (/dev/kmsg: Operation not permitted); the cgroup counters decide instead", "events": kernel_events or []}
+    rec.kernel_log = {
+        "readable": readable,
+        "reason": ""
+        if readable
+        else "cannot read the kernel log (/dev/kmsg: Operation not permitted); the cgroup counters decide instead",
+        "events": kernel_events or [],
+    }
     rec.output_tail = output or []
     rec.output_lines = len(rec.output_tail)
     return rec

@@ -23,8 +23,15 @@ def verdict(rec):  # type: ignore[no-untyped-def]
 
 
 def test_oom_kill_delta_makes_host_oom_definitive() -> None:
-    cg = {"version": 2, "path": "/job", "limit": 24 * GiB, "peak": int(23.8 * GiB), "oom_kill_before": 0,
-          "oom_kill_after": 1, "oom_kill_delta": 1}
+    cg = {
+        "version": 2,
+        "path": "/job",
+        "limit": 24 * GiB,
+        "peak": int(23.8 * GiB),
+        "oom_kill_before": 0,
+        "oom_kill_after": 1,
+        "oom_kill_delta": 1,
+    }
     v = verdict(record(KILLED, rss=[i * GiB for i in range(1, 24)], cgroup=cg, readable=False))
     assert v.outcome == "host_oom"
     assert v.title.startswith("killed by the OOM killer at ")
@@ -34,10 +41,18 @@ def test_oom_kill_delta_makes_host_oom_definitive() -> None:
 
 
 def test_kernel_line_naming_our_pid_is_host_oom_without_cgroup_counters() -> None:
-    ev = [{"kind": "oom_kill", "pid": 4242, "t": 5.0,
-           "text": "Out of memory: Killed process 4242 (python) total-vm:1kB, anon-rss:1kB"}]
+    ev = [
+        {
+            "kind": "oom_kill",
+            "pid": 4242,
+            "t": 5.0,
+            "text": "Out of memory: Killed process 4242 (python) total-vm:1kB, anon-rss:1kB",
+        }
+    ]
     v = verdict(record(KILLED, cgroup={}, kernel_events=ev))
-    assert v.outcome == "host_oom" and any("kernel log: Out of memory: Killed process 4242" in d for d in v.deciding)
+    assert v.outcome == "host_oom" and any(
+        "kernel log: Out of memory: Killed process 4242" in d for d in v.deciding
+    )
 
 
 def test_sigkill_without_oom_evidence_is_something_else() -> None:
@@ -53,7 +68,9 @@ def test_cuda_oom_with_the_gpu_at_its_limit_names_the_peak() -> None:
     v = verdict(record(ExitInfo("exited", 1), gpu_used=used, output=CUDA_OOM))
     assert v.outcome == "gpu_oom"
     assert "at its limit" in v.title
-    assert any("GPU 0 peaked at 78.0 GiB of 80.0 GiB" in d and "the run held 77.5 GiB" in d for d in v.deciding)
+    assert any(
+        "GPU 0 peaked at 78.0 GiB of 80.0 GiB" in d and "the run held 77.5 GiB" in d for d in v.deciding
+    )
 
 
 def test_cuda_oom_below_the_limit_says_so() -> None:
@@ -70,7 +87,9 @@ def test_xid_is_a_hardware_finding() -> None:
 
 
 def test_segfault_from_the_signal_and_the_kernel_line() -> None:
-    ev = [{"kind": "segfault", "pid": 4242, "t": 3.0, "text": "python[4242]: segfault at 0 ip 0 sp 0 error 6"}]
+    ev = [
+        {"kind": "segfault", "pid": 4242, "t": 3.0, "text": "python[4242]: segfault at 0 ip 0 sp 0 error 6"}
+    ]
     v = verdict(record(ExitInfo("signaled", signal=int(signal.SIGSEGV), core_dumped=True), kernel_events=ev))
     assert v.outcome == "segfault"
     assert v.deciding[0] == "the run ended with SIGSEGV (core dumped)"
@@ -104,8 +123,15 @@ def test_success_without_gpu_says_gpu_was_not_recorded() -> None:
 
 def test_leak_until_the_limit_is_reported_with_start_and_rate() -> None:
     rss = [2 * GiB] * 20 + [2 * GiB + i * 256 * MiB for i in range(1, 80)]  # to ~21.75 GiB of 24
-    cg = {"version": 2, "path": "/job", "limit": 24 * GiB, "peak": 24 * GiB, "oom_kill_before": 0,
-          "oom_kill_after": 1, "oom_kill_delta": 1}
+    cg = {
+        "version": 2,
+        "path": "/job",
+        "limit": 24 * GiB,
+        "peak": 24 * GiB,
+        "oom_kill_before": 0,
+        "oom_kill_after": 1,
+        "oom_kill_delta": 1,
+    }
     v = verdict(record(KILLED, rss=rss, cgroup=cg))
     assert v.outcome == "host_oom"
     leak = [f for f in v.findings if f.id == "record.leak.host"]

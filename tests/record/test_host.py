@@ -16,7 +16,9 @@ MOUNTINFO = """\
 35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
 41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
 """
-MOUNTINFO_V2 = "30 23 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw,nsdelegate\n"
+MOUNTINFO_V2 = (
+    "30 23 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw,nsdelegate\n"
+)
 
 
 def test_parse_stat_handles_parentheses_and_spaces_in_comm() -> None:
@@ -43,7 +45,9 @@ def test_cgroup_v1_memory_controller_wins_over_v2() -> None:
 
 
 def test_cgroup_v2_only() -> None:
-    ref = host.resolve_cgroup(host.parse_proc_cgroup("0::/user.slice/job.scope\n"), host.parse_mountinfo(MOUNTINFO_V2))
+    ref = host.resolve_cgroup(
+        host.parse_proc_cgroup("0::/user.slice/job.scope\n"), host.parse_mountinfo(MOUNTINFO_V2)
+    )
     assert ref is not None and ref.version == 2 and ref.path == "/user.slice/job.scope"
     assert host.resolve_cgroup({}, {}) is None
 

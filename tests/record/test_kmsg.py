@@ -155,7 +155,8 @@ def test_unreadable_kernel_log_says_so(tmp_path) -> None:  # type: ignore[no-unt
 
 
 @pytest.mark.skipif(
-    not (os.access("/dev/kmsg", os.R_OK) and os.access("/dev/kmsg", os.W_OK)), reason="/dev/kmsg not readable+writable"
+    not (os.access("/dev/kmsg", os.R_OK) and os.access("/dev/kmsg", os.W_OK)),
+    reason="/dev/kmsg not readable+writable",
 )
 def test_live_kmsg_follows_new_records_only() -> None:
     log = KernelLog()

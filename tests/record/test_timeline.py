@@ -19,7 +19,10 @@ MiB = 1 << 20
 
 def test_leak_found_with_its_start_and_rate() -> None:
     # flat at 2 GiB for 30 s, then +50 MiB/s with per-step jitter
-    pts = [(float(t), 2048.0 * MiB + (0 if t < 30 else (t - 30) * 50 * MiB + (t % 3) * 5 * MiB)) for t in range(120)]
+    pts = [
+        (float(t), 2048.0 * MiB + (0 if t < 30 else (t - 30) * 50 * MiB + (t % 3) * 5 * MiB))
+        for t in range(120)
+    ]
     g = steady_growth(pts)
     assert g is not None
     assert 25 <= g.start_t <= 35
