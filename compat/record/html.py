@@ -101,6 +101,19 @@ def _events(rec: RunRecord) -> list[tuple[float, str]]:
     return ev
 
 
+def _exit_text(rec: RunRecord) -> str:
+    from compat.record.document import signal_name
+
+    ex = rec.exit
+    if ex.status == "signaled":
+        text = f"killed by {signal_name(ex.signal)}" + (" (core dumped)" if ex.core_dumped else "")
+    elif ex.status == "exited":
+        text = f"exit status {ex.code}"
+    else:
+        text = ex.status
+    return text + (f", core file {ex.core_file}" if ex.core_file else "") + f" (from {ex.source})"
+
+
 CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:900px}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}

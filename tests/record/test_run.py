@@ -62,6 +62,7 @@ def test_signals_are_forwarded_to_the_child(cache: Path) -> None:
     assert p.stdout.readline() == b"ready\n"
     p.send_signal(signal.SIGTERM)
     out, err = p.communicate(timeout=60)
+    assert b"compat run: exited with status 5" in err
     assert p.returncode == 5
     assert out == b"child got 15\n"
 
