@@ -362,7 +362,10 @@ def diagnose(rec: RunRecord, explained: Sequence[Any] = ()) -> Verdict:
             f"killed by something else (a scheduler, a person, a watchdog) with {how}, not by the OOM killer"
         )
         if sig != signal.SIGKILL:
-            title = f"{who} vanished without a trace at {clock(rec, end_t)}: killed by something else (SIGKILL from a scheduler, a person) — no OOM evidence"
+            title = (
+                f"{who} vanished without a trace at {clock(rec, end_t)}: killed by something else (a scheduler, a "
+                "person, a watchdog) with SIGKILL or another uncatchable end, not by the OOM killer"
+            )
         f = Finding(
             "record.killed",
             "error",

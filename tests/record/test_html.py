@@ -20,7 +20,7 @@ EVIL = [
     "<img src=x onerror=\"document.title='PWNED-img'\">",
     "</pre><script>document.title='PWNED-pre'</script>",
     "<svg onload=\"document.title='PWNED-svg'\"></svg>",
-    "<iframe src=\"https://example.com/\"></iframe>",
+    '<iframe src="https://example.com/"></iframe>',
 ]
 
 
@@ -28,10 +28,23 @@ def evil_record():  # type: ignore[no-untyped-def]
     used = [20 * GiB + i * 600 * MiB for i in range(100)]
     th = [("sw_thermal",) if 40 <= i < 80 else () for i in range(100)]
     rss = [2 * GiB + i * 80 * MiB for i in range(100)]
-    ev = [{"kind": "xid", "pid": 4242, "xid": 79, "t": 62.0,
-           "text": "NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=<script>document.title='PWNED-k'</script>"}]
-    rec = record(ExitInfo("signaled", signal=int(signal.SIGKILL)), rss=rss, gpu_used=used, throttle=th,
-                 kernel_events=ev, output=["epoch 1 step 10 loss 0.53", *EVIL])
+    ev = [
+        {
+            "kind": "xid",
+            "pid": 4242,
+            "xid": 79,
+            "t": 62.0,
+            "text": "NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=<script>document.title='PWNED-k'</script>",
+        }
+    ]
+    rec = record(
+        ExitInfo("signaled", signal=int(signal.SIGKILL)),
+        rss=rss,
+        gpu_used=used,
+        throttle=th,
+        kernel_events=ev,
+        output=["epoch 1 step 10 loss 0.53", *EVIL],
+    )
     rec.processes = {4242: "python<script>document.title='PWNED-p'</script>", 4243: "pt_data_worker"}
     rec.gpu["gpus"][0]["name"] = "\"><script>document.title='PWNED-gpu'</script>"
     rec.command = ["python", "train.py", "--tag", "<b onmouseover=alert(1)>x</b>"]
@@ -57,9 +70,20 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 def _chromium(*args: str) -> subprocess.CompletedProcess[str]:
     assert CHROMIUM
     return subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-         "--disable-extensions", "--user-data-dir=/tmp/compat-chromium-profile", *args],
-        capture_output=True, text=True, timeout=120,
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--disable-extensions",
+            "--user-data-dir=/tmp/compat-chromium-profile",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
