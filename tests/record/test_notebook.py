@@ -105,7 +105,9 @@ def _die_and_restart(kernel: Kernel, cache: Path, kill: Any) -> tuple[int, str]:
     assert f"compat: watching this kernel (pid {pid})" in first
     kill()
     kernel.wait_dead()
+    t0 = time.monotonic()
     _wait_record(cache, pid)
+    assert time.monotonic() - t0 < 15  # the watcher finishes within seconds of the kernel's death
     kernel.restart()
     return pid, kernel.run("%load_ext compat")
 
