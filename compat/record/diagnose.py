@@ -140,6 +140,29 @@ def _throttling(rec: RunRecord) -> list[Finding]:
     return out
 
 
+def _ecc(rec: RunRecord) -> list[Finding]:
+    """Uncorrected ECC errors that rose during the run: memory faults on the GPU."""
+    out = []
+    for info in rec.gpu.get("gpus") or []:
+        idx = int(info["index"])
+        pts = series(rec.samples, "ecc", idx)
+        if len(pts) >= 2 and pts[-1][1] > pts[0][1]:
+            rise = int(pts[-1][1] - pts[0][1])
+            out.append(
+                Finding(
+                    "record.ecc",
+                    "error",
+                    f"GPU {idx}: {rise} uncorrected ECC error(s) during the run",
+                    f"The volatile uncorrected ECC counter of GPU {idx} rose from {int(pts[0][1])} to "
+                    f"{int(pts[-1][1])}: GPU memory faults, which crash or corrupt a run.",
+                    (Fix("Drain the GPU and run the vendor diagnostics (nvidia-smi -q -d ECC, dcgmi diag)."),),
+                    {"gpu": idx, "rise": rise},
+                    group="health",
+                )
+            )
+    return out
+
+
 def _xids(rec: RunRecord) -> list[tuple[float | None, int, str]]:
     out: list[tuple[float | None, int, str]] = []
     for x in rec.xid_events:
@@ -203,7 +226,7 @@ def diagnose(rec: RunRecord, explained: Sequence[Any] = ()) -> Verdict:
     k_oom = [e for e in kevents if e.get("kind") == "oom_kill"]
     k_segv = [e for e in kevents if e.get("kind") == "segfault"]
     xids = _xids(rec)
-    extra = _leaks(rec) + _throttling(rec)
+    extra = _ecc(rec) + _leaks(rec) + _throttling(rec)
     sig = ex.signal if ex.status == "signaled" else None
     gone = ex.status == "vanished"
     end_t = rec.wall_s

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,7 +43,14 @@ def prune(d: str, keep: int = KEEP) -> None:
         )
     except OSError:
         return
-    for e in files[:-keep]:
+    old = [e for e in files[:-keep]]
+    try:
+        # side files (.shown markers, watcher logs) of records long gone
+        cutoff = time.time() - 7 * 86400
+        old += [e for e in os.scandir(d) if not e.name.endswith(".json") and e.stat().st_mtime < cutoff]
+    except OSError:
+        pass
+    for e in old:
         try:
             os.unlink(e.path)
         except OSError:

@@ -146,3 +146,22 @@ def test_sustained_throttling_is_reported() -> None:
     v = verdict(record(ExitInfo("exited", 0), gpu_used=[10 * GiB] * 10, throttle=th))
     assert any(f.id == "record.throttle.thermal" for f in v.findings)
     assert v.headroom is not None and "throttling: GPU 0 thermal" in v.headroom
+
+
+def test_ecc_errors_rising_during_the_run_are_a_health_finding() -> None:
+    rec = record(ExitInfo("exited", 0), gpu_used=[10 * GiB] * 10)
+    rec.samples = [
+        type(s)(
+            s.t,
+            s.rss,
+            s.procs,
+            s.cgroup,
+            s.swap,
+            s.shm,
+            tuple(g.__class__(**{**g.__dict__, "ecc": 0 if s.t < 5 else 2}) for g in s.gpus),
+        )
+        for s in rec.samples
+    ]
+    v = verdict(rec)
+    ecc = [f for f in v.findings if f.id == "record.ecc"]
+    assert ecc and ecc[0].title == "GPU 0: 2 uncorrected ECC error(s) during the run"
