@@ -99,7 +99,7 @@ class Recorder:
                 self.record.kernel_log.setdefault("events", []).append({**e.to_json(), "t": t})
             self.kmsg.close()
         if self.gpu is not None:
-            self.gpu.wait_ready(0.0)
+            self.gpu.wait_ready(3.0)  # a short run may end before the sampler child has answered
             self._gpu_meta()
             for x in self.gpu.xids:
                 self.record.xid_events.append({**x, "t": round(float(x["t"]) - self.record.started, 2)})
@@ -139,7 +139,7 @@ class Recorder:
 
     def sample_once(self) -> Sample:
         pids = self.tree.refresh()
-        rss = self.tree.rss() if pids else None
+        rss = (self.tree.rss() or None) if pids else None
         cg = self._read_cgroup()
         mi = host.read_meminfo()
         swap = mi["SwapTotal"] - mi["SwapFree"] if "SwapTotal" in mi and "SwapFree" in mi else None

@@ -45,7 +45,8 @@ def summary(rec: RunRecord, report_dir: str | None = None) -> str:
         )
     if not rec.kernel_log.get("readable"):
         lines.append(f"  kernel log: {rec.kernel_log.get('reason') or 'not read'}")
-    for f in v.get("findings", [])[1:]:
+    findings = v.get("findings", [])
+    for f in findings if v.get("outcome") == "ok" else findings[1:]:  # else the first is the verdict itself
         lines.append(f"  {f['severity']}: {f['title']}")
     if v.get("headroom"):
         lines.append(f"  {v['headroom']}")

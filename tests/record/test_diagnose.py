@@ -165,3 +165,15 @@ def test_ecc_errors_rising_during_the_run_are_a_health_finding() -> None:
     v = verdict(rec)
     ecc = [f for f in v.findings if f.id == "record.ecc"]
     assert ecc and ecc[0].title == "GPU 0: 2 uncorrected ECC error(s) during the run"
+
+
+def test_summary_lists_a_leak_found_in_a_successful_run() -> None:
+    from compat.record.summary import summary
+
+    rss = [100 * MiB + i * 30 * MiB for i in range(30)]
+    rec = record(ExitInfo("exited", 0), rss=rss)
+    rec.verdict = verdict(rec).to_json()
+    text = summary(rec)
+    assert text.startswith("compat run: the run finished successfully")
+    assert "warning: host RSS of the process tree grew steadily (30.0 MiB/s from 0:00)" in text
+    assert "Headroom: " in text
