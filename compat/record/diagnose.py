@@ -155,7 +155,11 @@ def _ecc(rec: RunRecord) -> list[Finding]:
                     f"GPU {idx}: {rise} uncorrected ECC error(s) during the run",
                     f"The volatile uncorrected ECC counter of GPU {idx} rose from {int(pts[0][1])} to "
                     f"{int(pts[-1][1])}: GPU memory faults, which crash or corrupt a run.",
-                    (Fix("Drain the GPU and run the vendor diagnostics (nvidia-smi -q -d ECC, dcgmi diag)."),),
+                    (
+                        Fix(
+                            "Drain the GPU and run the vendor diagnostics (nvidia-smi -q -d ECC, dcgmi diag)."
+                        ),
+                    ),
                     {"gpu": idx, "rise": rise},
                     group="health",
                 )

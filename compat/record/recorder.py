@@ -92,7 +92,7 @@ class Recorder:
         self._guard("final reading", self._final)
 
     def _final(self) -> None:
-        self._read_cgroup()
+        self._read_cgroup(resolve=self._cg is None)
         if self.kmsg is not None:
             t = round(time.time() - self.record.started, 2)
             for e in self.kmsg.poll(self.tree.ever):
@@ -160,10 +160,11 @@ class Recorder:
             self.on_sample(s)
         return s
 
-    def _read_cgroup(self) -> int | None:
+    def _read_cgroup(self, resolve: bool = True) -> int | None:
         if self._mounts is None:
             self._mounts = host.parse_mountinfo(host.read_text("/proc/self/mountinfo", 256 * 1024) or "")
-        text = host.read_text(f"/proc/{self.pid}/cgroup")
+        # An exited process (a zombie) shows the root cgroup: keep the one it lived in.
+        text = host.read_text(f"/proc/{self.pid}/cgroup") if resolve and host.pid_alive(self.pid)[0] else None
         if text is not None:
             ref = host.resolve_cgroup(host.parse_proc_cgroup(text), self._mounts)
             if ref is not None:
