@@ -240,7 +240,7 @@ def test_watch_a_process_started_elsewhere(cache: Path, tmp_path: Path) -> None:
     jsonschema.validate(doc, SCHEMA)
     assert doc["kind"] == "watch" and doc["exit"]["signal"] == 9 and doc["exit"]["source"] == "zombie"
     assert doc["verdict"]["outcome"] == "killed"
-    assert max(s["rss"] for s in doc["samples"]) > 30 << 20
+    assert max(s["rss"] or 0 for s in doc["samples"]) > 30 << 20
     assert time.monotonic() - t0 < 2 + 15  # ends within seconds of the process
 
 
