@@ -167,7 +167,8 @@ class Recorder:
         text = host.read_text(f"/proc/{self.pid}/cgroup") if resolve and host.pid_alive(self.pid)[0] else None
         if text is not None:
             ref = host.resolve_cgroup(host.parse_proc_cgroup(text), self._mounts)
-            if ref is not None:
+            # A process on its way out is shown in the root cgroup before it is a zombie: never follow it there.
+            if ref is not None and not (ref.path == "/" and self._cg is not None):
                 self._cg = ref
         if self._cg is None:
             if not self.record.cgroup:
