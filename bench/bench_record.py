@@ -113,6 +113,8 @@ def throughput(seconds: float, rounds: int, interval: float) -> tuple[float, flo
             child_cpu = float(last[2])
             # everything compat spent for this run: its own threads and its sampler child (not the workload)
             start_end.append((cpu1 - cpu0) + (ch1 - ch0 - child_cpu))
+    print(f"  rounds direct   {', '.join(f'{x:,.0f}' for x in direct)}")
+    print(f"  rounds recorded {', '.join(f'{x:,.0f}' for x in recorded)}")
     return statistics.median(direct), statistics.median(recorded), statistics.median(start_end), seconds
 
 
@@ -125,8 +127,8 @@ def main() -> None:
     print(f"  sampling loop (compat process)   {own:6.3f} % of one core")
     print(f"  GPU sampler child                {sampler:6.3f} % of one core")
     print(f"  total                            {own + sampler:6.3f} % of one core (target <= 1 %)")
+    print(f"throughput of a CPU-bound child, median of {rounds} alternating rounds of {seconds / 2:.0f} s:")
     d, r, total_cpu, s = throughput(seconds / 2, rounds, interval)
-    print(f"throughput of a CPU-bound child, median of {rounds} alternating rounds of {s:.0f} s:")
     print(f"  direct                           {d:,.0f} it/s")
     print(f"  under compat run                 {r:,.0f} it/s   ratio {r / d:.3f}")
     print(f"  compat's whole CPU for one run   {total_cpu:.2f} s (start, sampling, tee, final verdict)")
