@@ -128,7 +128,7 @@ def main() -> None:
     print(f"  GPU sampler child                {sampler:6.3f} % of one core")
     print(f"  total                            {own + sampler:6.3f} % of one core (target <= 1 %)")
     print(f"throughput of a CPU-bound child, median of {rounds} alternating rounds of {seconds / 2:.0f} s:")
-    d, r, total_cpu, s = throughput(seconds / 2, rounds, interval)
+    d, r, total_cpu, _ = throughput(seconds / 2, rounds, interval)
     print(f"  direct                           {d:,.0f} it/s")
     print(f"  under compat run                 {r:,.0f} it/s   ratio {r / d:.3f}")
     print(f"  compat's whole CPU for one run   {total_cpu:.2f} s (start, sampling, tee, final verdict)")
