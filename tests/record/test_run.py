@@ -247,3 +247,10 @@ def test_watch_a_process_started_elsewhere(cache: Path, tmp_path: Path) -> None:
 def test_watch_rejects_a_missing_pid(cache: Path) -> None:
     r = run_cli(["watch", "--pid", "999999999"], cache)
     assert r.returncode == 2 and r.stderr.startswith(b"compat: error: no running process with pid 999999999")
+
+
+def test_explain_last_without_a_record_and_with_a_file(cache: Path) -> None:
+    r = run_cli(["explain", "--last"], cache)
+    assert r.returncode == 2 and r.stderr.startswith(b"compat: error: no recorded run in ")
+    r = run_cli(["explain", "--last", "x.log"], cache)
+    assert r.returncode == 2 and b"not both" in r.stderr
