@@ -124,9 +124,6 @@ def run_command(
         Tee(proc.stdout.fileno(), sys.stdout.fileno() if _has_fd(sys.stdout) else 1, ring, counter),
         Tee(proc.stderr.fileno(), sys.stderr.fileno() if _has_fd(sys.stderr) else 2, ring, counter),
     ]
-    for t in tees:
-        t.thread.start()
-
     old: dict[signal.Signals, Any] = {}
 
     def forward(signum: int, _frame: FrameType | None) -> None:
@@ -142,6 +139,8 @@ def run_command(
             old[s] = signal.signal(s, forward)
         except (ValueError, OSError):  # not the main thread
             pass
+    for t in tees:  # after the handlers: a child that prints "ready" can already be signalled through us
+        t.thread.start()
     recorder = Recorder(rec, proc.pid, interval=interval, gpu=gpu, kernel_log=kernel_log, gpu_argv=gpu_argv)
     try:
         recorder.start()

@@ -45,26 +45,28 @@ def test_sigkill_is_128_plus_9_and_killed_by_something_else(cache: Path) -> None
     assert b"killed by something else (a scheduler, a person" in r.stderr
 
 
-def test_signals_are_forwarded_to_the_child(cache: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name)
+def test_signals_are_forwarded_to_the_child(cache: Path, sig: signal.Signals) -> None:
     code = (
         "import signal,sys,time\n"
         "def h(s,f):\n    print('child got', s, flush=True); sys.exit(5)\n"
-        "signal.signal(signal.SIGTERM, h); print('ready', flush=True)\n"
+        f"signal.signal({int(sig)}, h); print('ready', flush=True)\n"
         "time.sleep(60)\n"
     )
     p = subprocess.Popen(
         [PY, "-m", "compat", "run", "--no-gpu", "--", PY, "-c", code],
         env=cli_env(cache),
+        stdin=subprocess.DEVNULL,  # not a terminal: a SIGINT to compat reaches the child only by forwarding
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
     assert p.stdout is not None
     assert p.stdout.readline() == b"ready\n"
-    p.send_signal(signal.SIGTERM)
+    p.send_signal(sig)
     out, err = p.communicate(timeout=60)
     assert b"compat run: exited with status 5" in err
     assert p.returncode == 5
-    assert out == b"child got 15\n"
+    assert out == f"child got {int(sig)}\n".encode()
 
 
 def test_a_signal_death_exits_128_plus_signal(cache: Path) -> None:
