@@ -136,7 +136,7 @@ def test_memory_limit(kernel: Kernel, cache: Path, memcg: Path | None) -> None:
             "cannot create a memory cgroup here: an RLIMIT_AS limit makes a MemoryError, not a kernel death"
         )
     procs = memcg / "cgroup.procs"
-    code = f"import os, time\nopen({str(procs)!r}, 'w').write(str(os.getpid()))\ntime.sleep(1.5)\nx = bytearray(400 << 20)\n"
+    code = f"import os, time\nopen({str(procs)!r}, 'w').write(str(os.getpid()))\ntime.sleep(3.0)\nx = bytearray(400 << 20)\n"
     pid, out = _die_and_restart(kernel, cache, lambda: kernel.send(code))
     assert f"compat: the previous kernel (pid {pid}) died: killed by the OOM killer at " in out
     assert "of a 96.0 MiB cgroup limit" in out

@@ -110,13 +110,14 @@ def test_report_is_schema_valid_and_the_ring_buffer_is_bounded(cache: Path, tmp_
 
 
 def test_host_oom_in_a_memory_limited_cgroup(cache: Path, memcg: Path | None, tmp_path: Path) -> None:
-    """The child joins a 96 MiB cgroup, then allocates until the kernel's OOM killer ends it."""
+    """The child joins a 96 MiB cgroup, waits for the recorder to see it there (2 s, 10 samples), then allocates
+    until the kernel's OOM killer ends it."""
     if memcg is None:
         pytest.skip("cannot create a memory cgroup here; test_host_oom_fallback_rlimit covers the fallback")
     code = (
         "import os,time\n"
         f"open({str(memcg / 'cgroup.procs')!r},'w').write(str(os.getpid()))\n"
-        "time.sleep(1.0)\nx=[]\n"
+        "time.sleep(2.0)\nx=[]\n"
         "for i in range(400):\n    x.append(bytearray(1<<20)); time.sleep(0.002)\n"
         "print('survived')\n"
     )
@@ -177,7 +178,7 @@ def test_gpu_path_with_a_recorded_sampler_stream(
     script.write_text(
         "import os, sys, time\n"
         f"open({str(tmp_path / 'pid')!r}, 'w').write(str(os.getpid()))\n"
-        "time.sleep(1.5)\n"
+        "time.sleep(3.0)\n"
         "print('torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity "
         "of 80.00 GiB of which 512.00 MiB is free.', file=sys.stderr)\nsys.exit(1)\n"
     )
