@@ -257,3 +257,21 @@ def test_explain_last_without_a_record_and_with_a_file(cache: Path) -> None:
     assert r.returncode == 2 and r.stderr.startswith(b"compat: error: no recorded run in ")
     r = run_cli(["explain", "--last", "x.log"], cache)
     assert r.returncode == 2 and b"not both" in r.stderr
+
+
+def test_pynvml_never_loads_in_compats_own_process(cache: Path) -> None:
+    code = (
+        "import sys\nfrom compat.record.run import run_command\n"
+        "rc = run_command([sys.executable, '-c', 'import time; time.sleep(1)'], interval=0.2, summary=False)\n"
+        "print('RC', rc, 'pynvml' in sys.modules)\n"
+    )
+    r = subprocess.run([PY, "-c", code], env=cli_env(cache), capture_output=True, timeout=120)
+    assert r.stdout.strip().splitlines()[-1] == b"RC 0 False"
+
+
+def test_sampler_clock_event_reasons() -> None:
+    from compat.record.gpu_sampler import reasons
+
+    # nvml.h / nvidia-ml-py 13.615.71 pynvml.py: nvmlClocksEventReasonSwPowerCap 0x4, HwSlowdown 0x8, SwThermalSlowdown 0x20
+    assert reasons(0x4 | 0x8 | 0x20) == ["sw_power_cap", "hw_slowdown", "sw_thermal"]
+    assert reasons(0) == []
