@@ -22,3 +22,10 @@ else:
         from compat.startup import guard as _guard
 
         return _guard(*args, **kwargs)
+
+
+def load_ipython_extension(ipython):  # type: ignore[no-untyped-def]
+    """`%load_ext compat`: say why the previous kernel died, then watch this one (see compat.record.notebook)."""
+    from compat.record.notebook import load
+
+    load(ipython)

@@ -39,6 +39,8 @@ COMMAND_MODULES = (
     "compat.commands.record",
     "compat.commands.compose",
     "compat.commands.k8s",
+    "compat.commands.run",
+    "compat.commands.watch",
 )
 
 

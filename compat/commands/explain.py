@@ -100,8 +100,17 @@ def register(app: typer.Typer) -> None:
         context: int = typer.Option(
             0, "--context", metavar="N", help="Show N log lines before and after each evidence line (max 20)."
         ),
+        last: bool = typer.Option(
+            False, "--last", help="Why the last recorded run died (compat run / watch / %load_ext compat)."
+        ),
     ) -> None:
         """Read a crash log (a file, or stdin), name the root cause and give the fix."""
+        if last:
+            if file is not None:
+                raise InputError("give a log FILE or --last, not both")
+            from compat.record.notebook import explain_last
+
+            raise typer.Exit(explain_last(json_out))
         raise typer.Exit(
             run_explain(
                 file,

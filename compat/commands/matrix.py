@@ -177,7 +177,9 @@ def jax_row(m: Matrix, key: str) -> dict[str, Any]:
                 "cudnn": b.cudnn,
                 "nccl_min": b.nccl_min,
                 "cc_min": table.majors[b.major].cc_min if b.major in table.majors else None,
-                "driver_min_linux": table.majors[b.major].driver_min_linux if b.major in table.majors else None,
+                "driver_min_linux": table.majors[b.major].driver_min_linux
+                if b.major in table.majors
+                else None,
                 "index": b.index,
                 "plugin_source": b.plugin_source,
             }
