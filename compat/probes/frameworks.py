@@ -11,6 +11,7 @@ import tempfile
 from collections.abc import Mapping
 from typing import Any
 
+from compat import _proc
 from compat.probes._util import first_line, run_bounded, run_command, signal_name, tail
 
 CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_framework_child.py")
@@ -108,7 +109,8 @@ def run_child(
     python: str, mode: str, timeout: float, environ: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
     """Run the child script once; its (maybe partial) JSON, and how the process ended."""
-    with tempfile.TemporaryDirectory(prefix="compat-probe-") as d:
+    d = _proc.track_dir(tempfile.mkdtemp(prefix="compat-probe-"))
+    try:
         path = os.path.join(d, "out.json")
         res = run_command([python, CHILD, mode, path], timeout, environ=environ, cwd=d)
         doc: dict[str, Any] | None = None
@@ -121,6 +123,8 @@ def run_child(
             doc = None
         except (OSError, ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deep
             bad_json = f"{type(exc).__name__}: {exc}" if isinstance(exc, RecursionError) else str(exc)
+    finally:
+        _proc.remove_dir(d)
     if res.status == "ok" and doc is not None and doc.get("stage") == "done" and not doc.get("error"):
         status = "ok"
     elif res.status == "timeout":

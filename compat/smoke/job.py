@@ -6,8 +6,6 @@ import importlib.util
 import json
 import math
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -16,6 +14,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from compat import _proc
 from compat.findings import Fix
 from compat.smoke import causes, harness, oom
 from compat.smoke.result import SmokeOptions, SmokeResult
@@ -102,19 +101,14 @@ def installed_here() -> dict[str, Optional[str]]:
 
 def installed_in(python: str) -> tuple[Optional[dict[str, Optional[str]]], str]:
     """Which frameworks another interpreter has: (mapping or None, why None)."""
-    try:
-        proc = subprocess.run(
-            [python, "-c", DETECT_CODE],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=DETECT_TIMEOUT,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
+    from compat._proc import run
+
+    res = run([python, "-c", DETECT_CODE], DETECT_TIMEOUT)
+    if res.status == "timeout":
         return None, f"{python} did not answer within {DETECT_TIMEOUT:g} s"
-    except OSError as exc:
-        return None, f"{python} could not run: {exc}"
-    out = proc.stdout.decode("utf-8", errors="replace")
+    if res.status in ("not-found", "error"):
+        return None, f"{python} could not run: {res.error}"
+    out = res.stdout
     for line in reversed(out.splitlines()):
         if line.startswith("@@compat-detect "):
             try:
@@ -123,8 +117,8 @@ def installed_in(python: str) -> tuple[Optional[dict[str, Optional[str]]], str]:
                 break
             if isinstance(doc, dict):
                 return {k: (str(v) if v is not None else None) for k, v in doc.items()}, ""
-    err = proc.stderr.decode("utf-8", errors="replace").strip().splitlines()
-    return None, f"{python} exited {proc.returncode}" + (f": {err[-1]}" if err else "")
+    err = res.stderr.strip().splitlines()
+    return None, f"{python} exited {res.returncode}" + (f": {err[-1]}" if err else "")
 
 
 def default_child_argv(python: str, options: SmokeOptions) -> ChildArgv:
@@ -220,7 +214,7 @@ def run_smoke(
                 details=base,
             )
     build = child_argv or default_child_argv(python, options)
-    workdir = tempfile.mkdtemp(prefix="compat-smoke-")
+    workdir = _proc.track_dir(tempfile.mkdtemp(prefix="compat-smoke-"))
     try:
         result_path = Path(workdir) / "result.json"
         argv = list(build(framework, result_path, time.time()))
@@ -235,7 +229,7 @@ def run_smoke(
             kernel_log=kernel_log,
         )
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        _proc.remove_dir(workdir)
     return classify(
         run,
         options=options,
