@@ -41,5 +41,15 @@ class IncompatibleEnvironment(RuntimeError):
         self.findings = list(findings)
 
 
+class GuardError(CompatError, RuntimeError, ValueError):
+    """compat.guard() could not run its check: a bad argument, COMPAT_OVERRIDE_* value or matrix directory.
+
+    A RuntimeError, like every exception the guard raises (and a ValueError, as a bad argument always was). With
+    COMPAT_GUARD=warn it is never raised: the guard warns instead.
+    """
+
+    exit_code = EXIT_USAGE
+
+
 class CompatWarning(UserWarning):
     """Warned by compat.guard() for problems below its fail_on level."""

@@ -7,13 +7,12 @@ os.environ. The verdict is cached on disk, keyed on everything that could change
 
 from __future__ import annotations
 
-import marshal
 import os
 import sys
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 
-from compat.errors import CompatWarning, IncompatibleEnvironment, InputError
+from compat.errors import CompatError, CompatWarning, GuardError, IncompatibleEnvironment, InputError
 
 TYPE_CHECKING = False  # not `from typing import ...`: importing typing costs milliseconds on the warm path
 
@@ -25,12 +24,8 @@ if (
 GUARD_ENV = "COMPAT_GUARD"
 CACHE_ENV = "COMPAT_CACHE_DIR"
 MODES = ("off", "warn", "error")
-CACHE_FORMAT = 2
-CACHE_MAGIC = b"compat-guard\n"
-"""The cache file is CACHE_MAGIC, the CRC-32 of the payload (4 bytes, big-endian), then the marshal payload: marshal
-is not safe on damaged data (7 random bytes can make it allocate 16 GB and spin for 30 s), so only a payload
-whose checksum matches is ever unmarshalled."""
-CACHE_MAX_BYTES = 1 << 20
+CACHE_FORMAT = 3
+"""The guard's entries in compat's one cache (compat.cache: magic, CRC-32, marshal payload)."""
 _SIZE_RE = r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?\s*$"
 _UNITS = {
     "b": 1,
@@ -136,15 +131,10 @@ def _read(path: str) -> str:
 
 
 def cache_dir(environ: Mapping[str, str]) -> str:
-    if environ.get(CACHE_ENV):
-        return environ[CACHE_ENV]
-    home = os.path.expanduser("~")
-    if sys.platform.startswith("win"):
-        base = environ.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local")
-        return os.path.join(base, "compat", "Cache")
-    if sys.platform == "darwin":
-        return os.path.join(home, "Library", "Caches", "compat")
-    return os.path.join(environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache"), "compat")
+    """compat's one cache directory (compat.cache.cache_dir)."""
+    from compat.cache import cache_dir as _cache_dir
+
+    return _cache_dir(environ)
 
 
 def _site_state() -> list[tuple[str, int]]:
@@ -231,53 +221,27 @@ def _cache_key(environ: Mapping[str, str], options: Mapping[str, Any]) -> str:
 
 
 def _load_cache(path: str) -> Optional[list[GuardFinding]]:
+    from compat import cache
+
+    doc = cache.load(path, CACHE_FORMAT)
+    if doc is None:
+        return None
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(CACHE_MAX_BYTES + 1)
-        n = len(CACHE_MAGIC)
-        payload = data[n + 4 :]
-        if (
-            not data.startswith(CACHE_MAGIC)
-            or len(data) > CACHE_MAX_BYTES
-            or int.from_bytes(data[n : n + 4], "big") != zlib.crc32(payload)
-        ):
-            return None
-        doc = marshal.loads(payload)  # our own file of plain dicts, lists and strings, checksum verified
-        if doc.get("format") != CACHE_FORMAT:
-            return None
         return [GuardFinding.from_json(d) for d in doc["findings"]]
-    except (
-        OSError,
-        ValueError,
-        EOFError,
-        KeyError,
-        TypeError,
-        IndexError,
-        AttributeError,
-        MemoryError,
-        RecursionError,
-    ):
-        return None  # a corrupt or unreadable cache is ignored, never fatal
+    except (KeyError, TypeError, IndexError, AttributeError, ValueError):
+        return None  # a damaged cache is ignored, never fatal
 
 
 def _store_cache(path: str, findings: Sequence[GuardFinding]) -> None:
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        payload = marshal.dumps({"format": CACHE_FORMAT, "findings": [f.to_json() for f in findings]})
-        with open(tmp, "wb") as fh:
-            fh.write(CACHE_MAGIC + zlib.crc32(payload).to_bytes(4, "big") + payload)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # an unwritable cache is ignored
+    from compat import cache
+
+    cache.store(path, CACHE_FORMAT, {"findings": [f.to_json() for f in findings]})
 
 
 def _nvml_gpus() -> tuple[Optional[str], Optional[list[dict[str, Any]]], str]:
-    """(driver version, GPUs with cc and free memory, why-not) via NVML: no CUDA context is created."""
-    try:
-        from compat.probes.nvml import read_nvml_light
-    except ImportError:
-        return None, None, "NVML probe unavailable"
+    """(driver version, GPUs with cc and free memory, why-not) via NVML in a child process: no CUDA context."""
+    from compat.probes.nvml import read_nvml_light
+
     return read_nvml_light()
 
 
@@ -383,13 +347,77 @@ def guard(
     COMPAT_GUARD=off|warn|error overrides the behaviour without touching code.
     """
     env = os.environ if environ is None else environ
-    mode = (env.get(GUARD_ENV) or "error").strip().lower()
-    if mode not in MODES:
-        mode = "error"
+    mode = _mode(env)
     if mode == "off":
         return GuardResult([], False, "off")
+    try:
+        return _guard(env, mode, fail_on, require_gpu, frameworks, min_gpus, min_free_gpu_memory, ignore)
+    except IncompatibleEnvironment:
+        raise
+    except (CompatError, ValueError) as exc:
+        # A bad argument, override or matrix directory: the guard could not check. In warn mode nothing but a
+        # warning; otherwise a GuardError, a RuntimeError like every exception the guard raises.
+        if mode == "warn":
+            import warnings
+
+            warnings.warn(
+                CompatWarning(f"compat.guard could not check this environment: {exc}"), stacklevel=3
+            )
+            return GuardResult([], False, mode)
+        if isinstance(exc, GuardError):
+            raise
+        raise GuardError(str(exc)) from exc
+
+
+_WARNED_MODES: set[str] = set()
+
+
+def _mode(env: Mapping[str, str]) -> str:
+    raw = env.get(GUARD_ENV) or "error"
+    mode = raw.strip().lower()
+    if mode in MODES:
+        return mode
+    if raw not in _WARNED_MODES:  # once per value and process
+        _WARNED_MODES.add(raw)
+        import warnings
+
+        shown = raw if len(raw) <= 40 else raw[:40] + "…"
+        warnings.warn(
+            CompatWarning(
+                f"{GUARD_ENV}={shown!r} is not one of off, warn, error; using error "
+                "(off: no check; warn: problems are warnings; error: errors raise IncompatibleEnvironment)"
+            ),
+            stacklevel=4,
+        )
+    return "error"
+
+
+CRASH_PREFIX = "the NVIDIA driver library crashed"
+
+
+def _crash_finding(why: str) -> GuardFinding:
+    return GuardFinding(
+        "driver.nvml",
+        "error",
+        "The NVIDIA driver library crashed",
+        f"{why}. compat ran it in a child process; this training process will crash the same way when CUDA "
+        "loads it.",
+        (("Run `compat doctor` for the details", "compat doctor"),),
+    )
+
+
+def _guard(
+    env: Mapping[str, str],
+    mode: str,
+    fail_on: str,
+    require_gpu: bool,
+    frameworks: Optional[Sequence[str]],
+    min_gpus: Optional[int],
+    min_free_gpu_memory: int | str | None,
+    ignore: Sequence[str],
+) -> GuardResult:
     if fail_on not in ("error", "warning"):
-        raise ValueError(f"fail_on must be 'error' or 'warning', got {fail_on!r}")
+        raise GuardError(f"fail_on must be 'error' or 'warning', got {fail_on!r}")
     need_free = parse_size(min_free_gpu_memory) if min_free_gpu_memory is not None else None
     need_gpu = require_gpu or bool(min_gpus) or need_free is not None
 
@@ -401,7 +429,11 @@ def guard(
     if cached is None:
         nvml = _nvml_gpus()
         cached_list = _evaluate(env, need_gpu, nvml)
-        _store_cache(path, cached_list)
+        if nvml[2].startswith(CRASH_PREFIX):
+            # Not cached: the key does not cover the driver library, and a repaired one must be seen at once.
+            cached_list.insert(0, _crash_finding(nvml[2]))
+        else:
+            _store_cache(path, cached_list)
         from_cache = False
     else:
         cached_list = cached
@@ -488,7 +520,7 @@ def guard(
     if below:
         import warnings
 
-        warnings.warn(CompatWarning("compat found problems:\n" + _format(below)), stacklevel=3)
+        warnings.warn(CompatWarning("compat found problems:\n" + _format(below)), stacklevel=4)
     if failing:
         raise IncompatibleEnvironment(
             f"compat: this environment cannot train ({len(failing)} problem{'s' if len(failing) != 1 else ''}):\n"

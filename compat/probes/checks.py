@@ -410,6 +410,21 @@ def check_driver_state(ctx: Ctx) -> Iterator[Result]:
             {},
             group="driver",
         )
+    elif kind == "crashed":
+        yield Finding(
+            DRIVER_NVML,
+            "error",
+            "The NVIDIA driver library crashed",
+            f"{nv.get('message')}. compat ran it in a child process; a training process that loads it "
+            "(CUDA, PyTorch, TensorFlow, JAX) will crash the same way. A libnvidia-ml.so.1 from another driver "
+            "release than the loaded kernel module, or a damaged installation, does this.",
+            (
+                Fix("See which libnvidia-ml.so.1 is loaded", "ldconfig -p | grep libnvidia-ml"),
+                Fix("Reinstall the NVIDIA driver, then reboot"),
+            ),
+            {},
+            group="driver",
+        )
     elif kind in ("gpu-lost", "reset-required"):
         yield Finding(
             DRIVER_NVML,
