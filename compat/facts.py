@@ -316,12 +316,12 @@ def _gpus_from_json(item: Any, origin: str) -> tuple[Gpu, ...] | None:
 
 def load_snapshot(path: str | Path) -> Facts:
     """Read a snapshot file written by `compat doctor --save-snapshot`; InputError on any problem."""
+    from compat.inputs import read_bytes
+
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"snapshot {str(p)!r} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_bytes(str(p), "snapshot", SNAPSHOT_MAX_BYTES).decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise InputError(f"snapshot {str(p)!r} cannot be read: {exc}") from None
     if not text.strip():
         raise InputError(f"snapshot {str(p)!r} is empty")
@@ -339,6 +339,8 @@ def load_snapshot(path: str | Path) -> Facts:
     return facts_from_json(doc, f"snapshot {str(p)!r}")
 
 
+SNAPSHOT_MAX_BYTES = 16 << 20
+"""A snapshot is a few KiB; a larger file (or an endless one such as /dev/zero) is refused with exit 2."""
 MAX_JSON_DEPTH = 100
 """Snapshots and doctor reports nest 7 levels; deeper input is refused before anything recurses into it."""
 

@@ -15,6 +15,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from compat.errors import InputError, MatrixError
+from compat.inputs import read_bytes
 from compat.versions import (
     CC,
     Arch,
@@ -299,7 +300,7 @@ class LazyDocs(dict):  # type: ignore[type-arg]
         if not key.endswith(".yaml") or not path.is_file():
             return False
         try:
-            dict.__setitem__(self, key, _yaml_load(path.read_text(encoding="utf-8")))
+            dict.__setitem__(self, key, _yaml_load(read_bytes(str(path), "matrix file").decode("utf-8")))
         except Exception:  # noqa: BLE001 - a broken extra file is reported by `compat matrix validate`
             dict.__setitem__(self, key, None)
         return True
@@ -926,14 +927,15 @@ def load_matrix(directory: str | Path | None = None, *, validate_extras: bool = 
     """Load and validate the matrix; MatrixError lists every problem at once."""
     d = resolve_matrix_dir(directory)
     if not d.is_dir():
-        raise InputError(f"matrix directory {str(d)!r} does not exist")
+        why = "is not a directory" if d.exists() else "does not exist"
+        raise InputError(f"matrix directory {str(d)!r} {why}")
     p = _Problems()
     docs: dict[str, Any] = {}
     for path in sorted(d.glob("*.yaml")):
         if path.name not in CORE_FILES and not validate_extras:
             continue  # read on first use (LazyDocs)
         try:
-            docs[path.name] = _yaml_load(path.read_text(encoding="utf-8"))
+            docs[path.name] = _yaml_load(read_bytes(str(path), "matrix file").decode("utf-8"))
         except Exception as exc:  # yaml.YAMLError, UnicodeDecodeError, OSError
             mark = getattr(exc, "problem_mark", None)
             loc = f" line {mark.line + 1}" if mark is not None else ""
