@@ -22,6 +22,12 @@ class InputError(CompatError, ValueError):
     exit_code = EXIT_USAGE
 
 
+class OutputError(CompatError):
+    """The report cannot be written: standard output is closed or its device is full (exit 2, one line)."""
+
+    exit_code = EXIT_USAGE
+
+
 class MatrixError(InputError):
     """A matrix directory that does not validate; carries every problem found, not only the first."""
 

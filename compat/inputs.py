@@ -92,10 +92,11 @@ def read_text(path: str, what: str, cap: int = DEFAULT_CAP) -> str:
 
 def stdin_stream() -> BinaryIO:
     """Standard input as bytes; InputError (exit 2) when it is closed (`compat explain - <&-`)."""
+    from compat import _runtime
     from compat.errors import InputError
 
     stream: Optional[BinaryIO] = getattr(sys.stdin, "buffer", None) if sys.stdin is not None else None
-    if stream is None:
+    if stream is None or _runtime.STDIN_CLOSED:
         raise InputError("standard input is closed: give a file, or pipe the log in")
     try:
         os.fstat(stream.fileno())

@@ -5,7 +5,6 @@ from __future__ import annotations
 import codecs
 import json
 import os
-import sys
 from collections.abc import Iterator
 from typing import IO, Any
 
@@ -49,7 +48,9 @@ def _blocks(stream: IO[bytes], name: str) -> Iterator[str]:
 def iter_log(path: str | None) -> Iterator[str]:
     """Decoded blocks of the log at `path` ('-' or None: stdin). Notebooks yield their output lines."""
     if path in (None, "-"):
-        stream: IO[bytes] = sys.stdin.buffer
+        from compat.inputs import stdin_stream
+
+        stream: IO[bytes] = stdin_stream()
         name = "<stdin>"
         close = False
     else:
