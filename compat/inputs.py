@@ -98,19 +98,18 @@ def stdin_stream() -> BinaryIO:
     stream: Optional[BinaryIO] = getattr(sys.stdin, "buffer", None) if sys.stdin is not None else None
     if stream is None or _runtime.STDIN_CLOSED:
         raise InputError("standard input is closed: give a file, or pipe the log in")
-    try:
-        os.fstat(stream.fileno())
-    except (OSError, ValueError):
-        raise InputError("standard input is closed: give a file, or pipe the log in") from None
     return stream
 
 
 def read_stdin(what: str, cap: int = DEFAULT_CAP) -> bytes:
     """All of standard input, counted while read; InputError when closed or over the cap."""
+    from compat.errors import InputError
+
     stream = stdin_stream()
     try:
-        return _read_fd(stream.fileno(), what, cap)
+        data = stream.read(cap + 1)
+        if len(data) > cap:
+            raise InputError(f"{what} is larger than {_mib(cap)}: refused")
+        return data
     except OSError as exc:
-        from compat.errors import InputError
-
         raise InputError(f"{what}: {_why(exc)}") from None
