@@ -17,6 +17,8 @@ import os
 import sys
 from typing import Optional
 
+from compat._text import sanitize_output
+
 STDIN_CLOSED = False
 STDOUT_CLOSED = False
 _OUT: Optional[_Guarded] = None
@@ -25,8 +27,10 @@ _OUT: Optional[_Guarded] = None
 class _Guarded(io.RawIOBase):
     """A raw writer on one descriptor that turns a failed write into one outcome, then discards the rest."""
 
-    def __init__(self, fd: int, name: str, quiet: bool) -> None:
+    def __init__(self, fd: int, name: str, quiet: bool, json_out: bool = False) -> None:
         super().__init__()
+        self.json_out = json_out
+        """JSON on this stream: C1 characters are data and stay exact (C0 ones are escaped by the encoder)."""
         self.fd = fd
         self.name = name
         self.quiet = quiet
@@ -49,23 +53,24 @@ class _Guarded(io.RawIOBase):
             return False
 
     def write(self, b: bytes | bytearray | memoryview) -> int:  # type: ignore[override]
-        data = bytes(b)
+        n = len(b)
         if self.failed is not None or self.broken_pipe:
-            return len(data)  # already reported: discard
+            return n  # already reported: discard
+        data = sanitize_output(bytes(b), keep_c1=self.json_out)
         try:
             done = 0
             while done < len(data):
                 done += os.write(self.fd, data[done:])
-            return len(data)
+            return n
         except BrokenPipeError:
             self.broken_pipe = True
             if self.quiet:
-                return len(data)
+                return n
             raise
         except OSError as exc:
             self.failed = (exc.strerror or str(exc)).lower()
             if self.quiet:
-                return len(data)
+                return n
             from compat.errors import OutputError
 
             self.raised = True
@@ -88,9 +93,9 @@ def _fill(fd: int) -> None:
 
 
 def _wrap(
-    fd: int, name: str, quiet: bool, like: Optional[io.TextIOBase]
+    fd: int, name: str, quiet: bool, like: Optional[io.TextIOBase], json_out: bool = False
 ) -> tuple[_Guarded, io.TextIOWrapper]:
-    raw = _Guarded(fd, name, quiet)
+    raw = _Guarded(fd, name, quiet, json_out)
     encoding = getattr(like, "encoding", None) or "utf-8"
     line_buffering = bool(getattr(like, "line_buffering", False))
     text = io.TextIOWrapper(
@@ -103,8 +108,19 @@ def _wrap(
     return raw, text
 
 
-def start() -> None:
-    """Install the signal handlers and make the three standard streams safe to use."""
+def _wants_json(argv: list[str]) -> bool:
+    return (
+        "--json" in argv
+        or "--format=json" in argv
+        or any(a == "--format" and b == "json" for a, b in zip(argv, argv[1:]))
+    )
+
+
+def start(argv: Optional[list[str]] = None) -> None:
+    """Install the signal handlers and make the three standard streams safe to use.
+
+    Every text write is made terminal-safe (compat._text.sanitize_output), on stdout and stderr alike.
+    """
     global STDIN_CLOSED, STDOUT_CLOSED, _OUT
     from compat._proc import install_signal_handlers
 
@@ -114,7 +130,8 @@ def start() -> None:
         _fill(fd)
     STDIN_CLOSED = 0 in closed or sys.stdin is None
     STDOUT_CLOSED = 1 in closed
-    _OUT, sys.stdout = _wrap(1, "stdout", False, sys.stdout)  # type: ignore[arg-type]
+    json_out = _wants_json(sys.argv[1:] if argv is None else argv)
+    _OUT, sys.stdout = _wrap(1, "stdout", False, sys.stdout, json_out)  # type: ignore[arg-type]
     _, sys.stderr = _wrap(2, "stderr", True, sys.stderr)  # type: ignore[arg-type]
     if sys.stdin is None:
         sys.stdin = open(0, encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
