@@ -473,3 +473,49 @@ def _losses_ok(losses: Sequence[float]) -> tuple[bool, str]:
     if not losses[-1] < losses[0]:
         return False, f"the loss did not decrease ({losses[0]:.6g} → {losses[-1]:.6g})"
     return True, ""
+
+
+def broken_by_probe(probes: Mapping[str, Any], framework: str = "auto") -> Optional[str]:
+    """Why the doctor's smoke job must not run because its framework probe already found the import broken.
+
+    A Python whose `import torch` hangs cost 141 s before (the 20 s import probe, then a 120 s smoke timeout on
+    the same hang, issue 19 item 10): what a probe found broken is not retried. None when the smoke may run.
+    """
+    fw = probes.get("frameworks") if isinstance(probes, Mapping) else None
+    meta = fw.get("meta") if isinstance(fw, Mapping) else None
+    if isinstance(meta, Mapping) and meta.get("status") in ("timeout", "crashed"):
+        # The other interpreter itself hung or crashed at start-up: the smoke child would use it too.
+        return f"{fw.get('error') or 'the interpreter did not start'}; the smoke job would fail the same way"
+    children = fw.get("children") if isinstance(fw, Mapping) else None
+    if not isinstance(children, Mapping):
+        return None
+    order = ("torch", "tensorflow") if framework == "auto" else (framework,)
+    for name in order:
+        child = children.get(name)
+        if not isinstance(child, Mapping):
+            continue
+        status = child.get("status")
+        if status in ("timeout", "crashed"):
+            what = "hung" if status == "timeout" else f"crashed ({child.get('signal') or 'signal'})"
+            return (
+                f"the framework probe found `import {name}` {what}; the smoke job would fail the same way "
+                "(see the frameworks findings)"
+            )
+        if status in ("ok", "import-error", "failed"):
+            return None  # the framework the smoke job would pick answered: run it
+    return None
+
+
+def smoke_budget(started: float, timeout: float, default: float) -> float:
+    """Seconds left for the doctor's smoke job so that `doctor --timeout T` bounds the whole run.
+
+    The whole doctor run takes at most DOCTOR_BUDGET_FACTOR * T seconds (150 s with the default 5 s); the smoke
+    job gets what the probes left, at most `default`, at least 1 s.
+    """
+    left = DOCTOR_BUDGET_FACTOR * timeout - (time.monotonic() - started)
+    return max(1.0, min(default, left))
+
+
+DOCTOR_BUDGET_FACTOR = 30.0
+"""`compat doctor --timeout T` finishes within about 30 * T seconds: the probes (at most 4T + T + 2 s, capped at
+27 s by default) and the smoke job in what is left."""
