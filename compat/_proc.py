@@ -13,6 +13,7 @@ down: see `install_signal_handlers`) and, for tools whose answer is their output
 
 from __future__ import annotations
 
+import atexit
 import collections
 import contextlib
 import os
@@ -142,6 +143,8 @@ def kill_all() -> None:
     for d in dirs:
         shutil.rmtree(d, ignore_errors=True)
 
+
+atexit.register(kill_all)  # a probe still running in a daemon thread when compat ends goes with it
 
 _INSTALLED = False
 
