@@ -56,7 +56,8 @@ class _Guarded(io.RawIOBase):
         n = len(b)
         if self.failed is not None or self.broken_pipe:
             return n  # already reported: discard
-        data = sanitize_output(bytes(b), keep_c1=self.json_out)
+        # JSON stays exact: its encoder escapes every C0 control, so it carries no terminal sequence.
+        data = bytes(b) if self.json_out else sanitize_output(bytes(b))
         try:
             done = 0
             while done < len(data):

@@ -5,7 +5,7 @@ clearing the screen).
 `sanitize` is for one external string. `sanitize_output` is what compat's standard streams apply to every text
 write (compat._runtime): C0 controls but tab and newline, DEL and C1 controls become visible escapes (``\\x1b``),
 except compat's own colour codes (SGR with the parameters compat.render uses). JSON output is left exact: the
-JSON encoder already escapes C0 controls, and a JSON run does not filter C1 characters.
+JSON encoder already escapes every C0 control, so a JSON run is not filtered.
 """
 
 from __future__ import annotations
@@ -38,10 +38,8 @@ def _sub_bytes(m: re.Match[bytes]) -> bytes:
     return f"\\x{raw[0]:02x}".encode()
 
 
-def sanitize_output(data: bytes, keep_c1: bool = False) -> bytes:
+def sanitize_output(data: bytes) -> bytes:
     """Bytes about to be written to a terminal or file as text output, made safe (see the module doc)."""
     if not _BYTES_RE.search(data):
         return data
-    if keep_c1:
-        return re.sub(rb"\x1b\[([0-9;]*)m|[\x00-\x08\x0b-\x1f\x7f]", _sub_bytes, data)
     return _BYTES_RE.sub(_sub_bytes, data)
