@@ -21,7 +21,8 @@ from compat.errors import InputError
 from compat.facts import MAX_JSON_DEPTH, json_error, json_too_deep
 from compat.fleet.report import NodeInput
 
-MAX_BYTES = 256 * 1024 * 1024
+MAX_BYTES = 64 * 1024 * 1024
+"""A report file larger than this is refused (a doctor report is ~50 KB: room for over a thousand nodes)."""
 REQUIRED = (("facts", dict), ("findings", list), ("verdict", str))
 
 
