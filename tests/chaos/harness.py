@@ -125,8 +125,8 @@ def run(
     full_env = compat_env(tag, tmp, env)
     full_env["COMPAT_CACHE_DIR"] = os.path.join(base, "cache")
     cmd = [sys.executable, "-m", "compat", *argv] if python else list(argv)
-    out_f = tempfile.TemporaryFile()
-    err_f = tempfile.TemporaryFile()
+    out_f = tempfile.TemporaryFile()  # noqa: SIM115 - closed below, after wait4
+    err_f = tempfile.TemporaryFile()  # noqa: SIM115 - closed below, after wait4
     t0 = time.monotonic()
     proc = subprocess.Popen(
         cmd,

@@ -129,6 +129,8 @@ def test_guard_cache_fifo_does_not_hang(tmp_path: Path) -> None:
         "r = compat.guard()\n"
         "print('OK', r.cached)\n"
     )
-    r = run([sys.executable, "-c", code], python=False, env={"COMPAT_OVERRIDE_DRIVER": "550.54.15"}, cap_s=CAP_S)
+    r = run(
+        [sys.executable, "-c", code], python=False, env={"COMPAT_OVERRIDE_DRIVER": "550.54.15"}, cap_s=CAP_S
+    )
     assert_contract(r, codes=(0,), cap_s=CAP_S)
     assert "OK False" in r.text

@@ -47,9 +47,7 @@ def test_smoke_child_dies_with_compat(tmp_path: Path, sig: int) -> None:
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_doctor_probes_die_with_compat(tmp_path: Path, sig: int) -> None:
     py = _exe(tmp_path, "python", HANGING_PYTHON)
-    r = run(
-        ["doctor", "--no-smoke", "--timeout", "20", "--python", py], signal_after=(1.5, sig), cap_s=20
-    )
+    r = run(["doctor", "--no-smoke", "--timeout", "20", "--python", py], signal_after=(1.5, sig), cap_s=20)
     assert_contract(r, codes=(128 + sig,), cap_s=20)
 
 
