@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from packaging.version import InvalidVersion, Version
 
-from compat.findings import Finding, Fix, Skip
+from compat.findings import SEVERITIES, Finding, Fix, Skip
 from compat.resolver import GPU_REQUIRED, Ctx, Result, driver_can_run
 
 # Stable check ids. Never renumber or rename.
@@ -748,12 +748,11 @@ def check_kernel_log(ctx: Ctx) -> Iterator[Result]:
     groups: dict[int, list[Mapping[str, Any]]] = {}
     for e in events:
         groups.setdefault(int(e["code"]), []).append(e)
-    rank = {"error": 2, "warning": 1, "info": 0}
     for code in sorted(groups):
         evs = groups[code]
         row = table.get(code)
         sev = str(row.get("severity")) if row else "warning"
-        if sev not in rank:
+        if sev not in SEVERITIES:
             sev = "warning"
         where = sorted({str(e.get("pci")) for e in evs})
         gpu_txt = ", ".join((f"GPU {by_pci[w].index} ({w})" if w in by_pci else w) for w in where)

@@ -13,22 +13,14 @@ from typing import Any
 
 from compat import _proc
 from compat import cache as cache_mod
+from compat.distributions import DISTRIBUTIONS, SUPPORT
 from compat.probes._util import first_line, run_bounded, run_command, signal_name, tail
 
 CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_framework_child.py")
 
-# Installed distribution -> the child mode that imports it.
-MODES = {
-    "torch": "torch",
-    "tensorflow": "tensorflow",
-    "tensorflow-cpu": "tensorflow",
-    "tensorflow-gpu": "tensorflow",
-    "tf-nightly": "tensorflow",
-    "tensorflow-macos": "tensorflow",
-    "intel-tensorflow": "tensorflow",
-    "jax": "jax",
-}
-FRAMEWORK_DISTS = (*MODES, "jaxlib")
+# Installed distribution -> the child mode that imports it (the one table: compat.distributions).
+MODES = dict(DISTRIBUTIONS)
+FRAMEWORK_DISTS = (*MODES, *SUPPORT)
 # Extras whose nvidia-* pins count: TensorFlow's CUDA libraries come with tensorflow[and-cuda].
 EXTRAS = {"tensorflow": ("and-cuda",), "tf-nightly": ("and-cuda",), "jax": ("cuda12", "cuda13", "cuda")}
 

@@ -15,22 +15,16 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from compat import _proc
+from compat.distributions import providing
 from compat.findings import Fix
 from compat.smoke import causes, harness, oom
 from compat.smoke.result import SmokeOptions, SmokeResult
 
 HERE = Path(__file__).resolve().parent
 CHILD_SCRIPTS = {"torch": HERE / "_child_torch.py", "tensorflow": HERE / "_child_tf.py"}
-# Distributions that provide the `tensorflow` module.
-TF_DISTS = (
-    "tensorflow",
-    "tensorflow-cpu",
-    "tensorflow-gpu",
-    "tf-nightly",
-    "tensorflow-macos",
-    "tensorflow-intel",
-)
-DISTS = {"torch": ("torch",), "tensorflow": TF_DISTS}
+# Distributions that provide the `tensorflow` module (the one table: compat.distributions).
+TF_DISTS = providing("tensorflow")
+DISTS = {"torch": providing("torch"), "tensorflow": TF_DISTS}
 INSTALL = {
     "torch": Fix(
         "Install PyTorch (see https://pytorch.org/get-started/locally/ for the CUDA wheels)",
@@ -482,11 +476,13 @@ def broken_by_probe(probes: Mapping[str, Any], framework: str = "auto") -> Optio
     the same hang, issue 19 item 10): what a probe found broken is not retried. None when the smoke may run.
     """
     fw = probes.get("frameworks") if isinstance(probes, Mapping) else None
-    meta = fw.get("meta") if isinstance(fw, Mapping) else None
+    if not isinstance(fw, Mapping):
+        return None
+    meta = fw.get("meta")
     if isinstance(meta, Mapping) and meta.get("status") in ("timeout", "crashed"):
         # The other interpreter itself hung or crashed at start-up: the smoke child would use it too.
         return f"{fw.get('error') or 'the interpreter did not start'}; the smoke job would fail the same way"
-    children = fw.get("children") if isinstance(fw, Mapping) else None
+    children = fw.get("children")
     if not isinstance(children, Mapping):
         return None
     order = ("torch", "tensorflow") if framework == "auto" else (framework,)
