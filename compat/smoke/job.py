@@ -432,6 +432,9 @@ def classify(
         fixes = cause.fixes + fixes
     if run.notes:
         details["notes"] = list(run.notes)
+        flood = [n for n in run.notes if "output passed" in n]
+        if flood and status != "passed":  # say why it was killed, in the text too (issue 19, item 11)
+            message = f"{message}; {flood[0]}"
 
     peak = _int(r.get("peak_memory_bytes"))
     if peak is not None:
