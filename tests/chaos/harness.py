@@ -91,7 +91,8 @@ def compat_env(tag: str, tmp: str, extra: Optional[Mapping[str, str]] = None) ->
     }
     env.update(
         {
-            "PYTHONPATH": str(ROOT),
+            # CHAOS_COMPAT_ROOT runs the suite against another checkout (e.g. main, to see each case fail there).
+            "PYTHONPATH": os.environ.get("CHAOS_COMPAT_ROOT") or str(ROOT),
             "COMPAT_CHAOS_TAG": tag,
             "TMPDIR": tmp,
             "NO_COLOR": "1",
