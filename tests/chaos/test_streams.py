@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.chaos.harness import assert_contract, compat_env, run
+from tests.chaos.harness import Run, assert_contract, compat_env, run
 
 CHECK = ["check", "--driver", "535.104.05", "--torch", "2.5.1+cu124"]
 
@@ -19,7 +19,7 @@ def test_stdin_closed_is_an_input_error() -> None:
     assert r.err_lines == ["compat: error: standard input is closed: give a file, or pipe the log in"]
 
 
-def _closed_stdin():  # type: ignore[no-untyped-def]
+def _closed_stdin() -> Run:
     # Popen cannot close a standard descriptor itself: a shell does it (`<&-`).
     return run(["sh", "-c", f'exec "{sys.executable}" -m compat explain - <&-'], python=False)
 
