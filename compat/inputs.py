@@ -98,7 +98,24 @@ def stdin_stream() -> BinaryIO:
     stream: Optional[BinaryIO] = getattr(sys.stdin, "buffer", None) if sys.stdin is not None else None
     if stream is None or _runtime.STDIN_CLOSED:
         raise InputError("standard input is closed: give a file, or pipe the log in")
+    if _endless_device(stream):
+        raise InputError("standard input is a device that never ends (such as /dev/zero): give a file")
     return stream
+
+
+def _endless_device(stream: BinaryIO) -> bool:
+    """A character or block device on stdin that is neither a terminal nor /dev/null (`< /dev/zero`)."""
+    try:
+        fd = stream.fileno()
+        st = os.fstat(fd)
+    except (OSError, ValueError):  # not a real descriptor (tests pass a BytesIO)
+        return False
+    if not (stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)) or os.isatty(fd):
+        return False
+    try:
+        return st.st_rdev != os.stat(os.devnull).st_rdev
+    except OSError:
+        return True
 
 
 def read_stdin(what: str, cap: int = DEFAULT_CAP) -> bytes:

@@ -105,3 +105,12 @@ def test_json_keeps_external_strings_exact(tmp_path: Path) -> None:
     doc = json.loads(r.out)
     names = json.dumps(doc, ensure_ascii=False)
     assert json.dumps(ESCAPE_NAME, ensure_ascii=False)[1:-1] in names
+
+
+def test_stdin_from_an_endless_device_is_refused() -> None:
+    with open("/dev/zero", "rb") as zero:
+        r = run(["explain", "-"], stdin=zero, cap_s=15)
+    assert_contract(r, codes=(2,), cap_s=15)
+    assert len(r.err_lines) == 1 and "never ends" in r.err_lines[0]
+    with open("/dev/null", "rb") as null:  # empty input is not an endless one
+        assert run(["explain", "-"], stdin=null).code != 3
