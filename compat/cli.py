@@ -116,6 +116,10 @@ def _tolerant_stdout() -> None:
 def main(argv: Optional[list[str]] = None) -> None:
     """Entry point: runs the app and maps every outcome onto the documented exit codes."""
     args = sys.argv[1:] if argv is None else argv
+    if argv is None:  # the real command line (not a test calling main): signals and standard streams
+        from compat._runtime import start
+
+        start()
     _tolerant_stdout()
     try:
         rv: Any = app(args=args, prog_name="compat", standalone_mode=False)
@@ -148,8 +152,9 @@ def main(argv: Optional[list[str]] = None) -> None:
             f"internal error: {type(exc).__name__}: {exc} (set COMPAT_DEBUG=1 for the traceback; please report it)"
         )
         code = EXIT_INTERNAL
-    sys.stdout.flush()
-    raise SystemExit(code)
+    from compat._runtime import finish
+
+    raise SystemExit(finish(code))
 
 
 __all__ = ["EXIT_USAGE", "InputError", "app", "err", "fail_exit", "main", "matrix_dir"]

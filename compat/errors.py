@@ -22,6 +22,12 @@ class InputError(CompatError, ValueError):
     exit_code = EXIT_USAGE
 
 
+class OutputError(CompatError):
+    """The report cannot be written: standard output is closed or its device is full (exit 2, one line)."""
+
+    exit_code = EXIT_USAGE
+
+
 class MatrixError(InputError):
     """A matrix directory that does not validate; carries every problem found, not only the first."""
 
@@ -39,6 +45,16 @@ class IncompatibleEnvironment(RuntimeError):
     def __init__(self, message: str, findings: Sequence[object] = ()) -> None:
         super().__init__(message)
         self.findings = list(findings)
+
+
+class GuardError(CompatError, RuntimeError, ValueError):
+    """compat.guard() could not run its check: a bad argument, COMPAT_OVERRIDE_* value or matrix directory.
+
+    A RuntimeError, like every exception the guard raises (and a ValueError, as a bad argument always was). With
+    COMPAT_GUARD=warn it is never raised: the guard warns instead.
+    """
+
+    exit_code = EXIT_USAGE
 
 
 class CompatWarning(UserWarning):

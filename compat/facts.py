@@ -228,9 +228,31 @@ def read_overrides(environ: Mapping[str, str] | None = None) -> dict[str, str | 
     return out
 
 
+MAX_ECHO = 80
+"""Characters of a user's value echoed in a message (a 100 KB value must not give a 100 KB line)."""
+
+
+def shorten(value: str, limit: int = MAX_ECHO) -> str:
+    """`value` cut to `limit` characters with an ellipsis, for messages that echo it."""
+    return value if len(value) <= limit else value[:limit] + f"… ({len(value)} characters)"
+
+
 def apply_overrides(facts: Facts, environ: Mapping[str, str] | None = None) -> Facts:
-    """Replace facts by COMPAT_OVERRIDE_<FACT> variables, wherever facts are gathered."""
-    return apply_flags(facts, read_overrides(environ), source_fmt=OVERRIDE_PREFIX + "{}")
+    """Replace facts by COMPAT_OVERRIDE_<FACT> variables, wherever facts are gathered.
+
+    A malformed value is an InputError naming the variable (not a flag the user never gave), value shortened.
+    """
+    overrides = read_overrides(environ)
+    for name, raw in overrides.items():  # one at a time first: the message names the variable that is wrong
+        try:
+            apply_flags(facts, {name: raw}, source_fmt=OVERRIDE_PREFIX + "{}")
+        except InputError as exc:
+            var = OVERRIDE_PREFIX + name.upper()
+            why = str(exc)
+            if raw is not None and len(raw) > MAX_ECHO:
+                why = why.replace(repr(raw), repr(shorten(raw)))
+            raise InputError(f"{var}={shorten(raw or '')!r} is not valid: {shorten(why, 300)}") from None
+    return apply_flags(facts, overrides, source_fmt=OVERRIDE_PREFIX + "{}")
 
 
 def host_os() -> str:
@@ -316,12 +338,12 @@ def _gpus_from_json(item: Any, origin: str) -> tuple[Gpu, ...] | None:
 
 def load_snapshot(path: str | Path) -> Facts:
     """Read a snapshot file written by `compat doctor --save-snapshot`; InputError on any problem."""
+    from compat.inputs import read_bytes
+
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"snapshot {str(p)!r} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_bytes(str(p), "snapshot", SNAPSHOT_MAX_BYTES).decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise InputError(f"snapshot {str(p)!r} cannot be read: {exc}") from None
     if not text.strip():
         raise InputError(f"snapshot {str(p)!r} is empty")
@@ -339,6 +361,8 @@ def load_snapshot(path: str | Path) -> Facts:
     return facts_from_json(doc, f"snapshot {str(p)!r}")
 
 
+SNAPSHOT_MAX_BYTES = 16 << 20
+"""A snapshot is a few KiB; a larger file (or an endless one such as /dev/zero) is refused with exit 2."""
 MAX_JSON_DEPTH = 100
 """Snapshots and doctor reports nest 7 levels; deeper input is refused before anything recurses into it."""
 

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from importlib import metadata
 from typing import Optional
 
+from compat.distributions import CPU_ONLY, providing
 from compat.errors import InputError
 from compat.facts import Fact, Facts, host_os, host_python, make_fact, missing
 
@@ -140,11 +141,11 @@ def installed_facts(
         dn = cudnn_from_pins(pins)
         if dn:
             values["torch_cudnn"] = _fact("torch_cudnn", dn, "torch's nvidia-cudnn pin")
-    tf_name = next((n for n in ("tensorflow", "tensorflow-cpu", "tf-nightly") if n in d), None)
+    tf_name = next((n for n in providing("tensorflow") if n in d), None)
     if tf_name:
         values["tensorflow"] = _fact("tensorflow", d[tf_name], f"installed distribution {tf_name}")
-        if tf_name == "tensorflow-cpu":
-            values["tf_build"] = make_fact("tf_build", "cpu", "installed distribution tensorflow-cpu")
+        if tf_name in CPU_ONLY:
+            values["tf_build"] = make_fact("tf_build", "cpu", f"installed distribution {tf_name}")
         # [and-cuda] is installed when the extra's nvidia-* pins are all present at their pinned versions.
         extra = nvidia_pins(req(tf_name), extra="and-cuda")
         if extra:

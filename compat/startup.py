@@ -7,13 +7,12 @@ os.environ. The verdict is cached on disk, keyed on everything that could change
 
 from __future__ import annotations
 
-import marshal
 import os
 import sys
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 
-from compat.errors import CompatWarning, IncompatibleEnvironment, InputError
+from compat.errors import CompatError, CompatWarning, GuardError, IncompatibleEnvironment, InputError
 
 TYPE_CHECKING = False  # not `from typing import ...`: importing typing costs milliseconds on the warm path
 
@@ -22,15 +21,13 @@ if (
 ):  # the warm path avoids typing, dataclasses, pathlib, re and hashlib: each costs milliseconds
     from typing import Any, Optional
 
+    from compat.findings import Finding
+
 GUARD_ENV = "COMPAT_GUARD"
 CACHE_ENV = "COMPAT_CACHE_DIR"
 MODES = ("off", "warn", "error")
-CACHE_FORMAT = 2
-CACHE_MAGIC = b"compat-guard\n"
-"""The cache file is CACHE_MAGIC, the CRC-32 of the payload (4 bytes, big-endian), then the marshal payload: marshal
-is not safe on damaged data (7 random bytes can make it allocate 16 GB and spin for 30 s), so only a payload
-whose checksum matches is ever unmarshalled."""
-CACHE_MAX_BYTES = 1 << 20
+CACHE_FORMAT = 4
+"""The guard's entries in compat's one cache (compat.cache: magic, CRC-32, marshal payload)."""
 _SIZE_RE = r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?\s*$"
 _UNITS = {
     "b": 1,
@@ -57,63 +54,53 @@ def parse_size(value: int | str) -> int:
     return int(float(m.group(1)) * _UNITS[(m.group(2) or "B").lower()])
 
 
-class GuardFinding:
-    """A finding as the guard keeps it (cacheable, framework-tagged)."""
+def _finding(
+    id: str,
+    severity: str,
+    title: str,
+    message: str,
+    fixes: tuple[tuple[str, Optional[str]], ...] = (),
+    group: str = "stack",
+) -> Finding:
+    from compat.findings import Finding, Fix
 
-    __slots__ = ("fixes", "frameworks", "id", "message", "severity", "title")
+    return Finding(id, severity, title, message, tuple(Fix(t, c) for t, c in fixes), group=group)
 
-    def __init__(
-        self,
-        id: str,
-        severity: str,
-        title: str,
-        message: str,
-        fixes: tuple[tuple[str, Optional[str]], ...] = (),
-        frameworks: tuple[str, ...] = (),
-    ) -> None:
-        self.id = id
-        self.severity = severity
-        self.title = title
-        self.message = message
-        self.fixes = fixes
-        self.frameworks = frameworks
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, GuardFinding) and self.to_json() == other.to_json()
+def _finding_from_json(d: Mapping[str, Any]) -> Finding:
+    from compat.findings import Finding, Fix
 
-    def __hash__(self) -> int:
-        return hash((self.id, self.title))
+    return Finding(
+        str(d["id"]),
+        str(d["severity"]),
+        str(d["title"]),
+        str(d["message"]),
+        tuple(Fix(str(f["text"]), f.get("command")) for f in d.get("fixes", [])),
+        dict(d.get("facts") or {}),
+        str(d.get("group") or "stack"),
+    )
 
-    def __repr__(self) -> str:
-        return f"GuardFinding({self.id!r}, {self.severity!r}, {self.title!r})"
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "severity": self.severity,
-            "title": self.title,
-            "message": self.message,
-            "fixes": [list(f) for f in self.fixes],
-            "frameworks": list(self.frameworks),
-        }
+Tagged = tuple["Finding", tuple[str, ...]]
+"""A finding and the frameworks it is about (for guard(frameworks=...))."""
 
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> GuardFinding:
-        return cls(
-            str(d["id"]),
-            str(d["severity"]),
-            str(d["title"]),
-            str(d["message"]),
-            tuple((str(f[0]), f[1]) for f in d.get("fixes", [])),
-            tuple(d.get("frameworks", [])),
-        )
+
+def _tag(
+    id: str,
+    severity: str,
+    title: str,
+    message: str,
+    fixes: tuple[tuple[str, Optional[str]], ...] = (),
+    frameworks: tuple[str, ...] = (),
+) -> Tagged:
+    return _finding(id, severity, title, message, fixes, group="guard"), frameworks
 
 
 class GuardResult:
     """What guard() found; returned when it does not raise."""
 
     def __init__(
-        self, findings: Optional[list[GuardFinding]] = None, cached: bool = False, mode: str = "error"
+        self, findings: Optional[list[Finding]] = None, cached: bool = False, mode: str = "error"
     ) -> None:
         self.findings = findings or []
         self.cached = cached
@@ -136,15 +123,10 @@ def _read(path: str) -> str:
 
 
 def cache_dir(environ: Mapping[str, str]) -> str:
-    if environ.get(CACHE_ENV):
-        return environ[CACHE_ENV]
-    home = os.path.expanduser("~")
-    if sys.platform.startswith("win"):
-        base = environ.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local")
-        return os.path.join(base, "compat", "Cache")
-    if sys.platform == "darwin":
-        return os.path.join(home, "Library", "Caches", "compat")
-    return os.path.join(environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache"), "compat")
+    """compat's one cache directory (compat.cache.cache_dir)."""
+    from compat.cache import cache_dir as _cache_dir
+
+    return _cache_dir(environ)
 
 
 def _site_state() -> list[tuple[str, int]]:
@@ -230,64 +212,45 @@ def _cache_key(environ: Mapping[str, str], options: Mapping[str, Any]) -> str:
     return f"{zlib.crc32(blob):08x}{zlib.adler32(blob):08x}{len(blob):x}"
 
 
-def _load_cache(path: str) -> Optional[list[GuardFinding]]:
+def _load_cache(path: str) -> Optional[list[Tagged]]:
+    from compat import cache
+
+    doc = cache.load(path, CACHE_FORMAT)
+    if doc is None:
+        return None
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(CACHE_MAX_BYTES + 1)
-        n = len(CACHE_MAGIC)
-        payload = data[n + 4 :]
-        if (
-            not data.startswith(CACHE_MAGIC)
-            or len(data) > CACHE_MAX_BYTES
-            or int.from_bytes(data[n : n + 4], "big") != zlib.crc32(payload)
-        ):
-            return None
-        doc = marshal.loads(payload)  # our own file of plain dicts, lists and strings, checksum verified
-        if doc.get("format") != CACHE_FORMAT:
-            return None
-        return [GuardFinding.from_json(d) for d in doc["findings"]]
-    except (
-        OSError,
-        ValueError,
-        EOFError,
-        KeyError,
-        TypeError,
-        IndexError,
-        AttributeError,
-        MemoryError,
-        RecursionError,
-    ):
-        return None  # a corrupt or unreadable cache is ignored, never fatal
+        return [(_finding_from_json(d["finding"]), tuple(d["frameworks"])) for d in doc["findings"]]
+    except (KeyError, TypeError, IndexError, AttributeError, ValueError):
+        return None  # a damaged cache is ignored, never fatal
 
 
-def _store_cache(path: str, findings: Sequence[GuardFinding]) -> None:
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        payload = marshal.dumps({"format": CACHE_FORMAT, "findings": [f.to_json() for f in findings]})
-        with open(tmp, "wb") as fh:
-            fh.write(CACHE_MAGIC + zlib.crc32(payload).to_bytes(4, "big") + payload)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # an unwritable cache is ignored
+def _store_cache(path: str, findings: Sequence[Tagged]) -> None:
+    from compat import cache
+
+    doc = {"findings": [{"finding": f.to_json(), "frameworks": list(fw)} for f, fw in findings]}
+    cache.store(path, CACHE_FORMAT, doc)
 
 
 def _nvml_gpus() -> tuple[Optional[str], Optional[list[dict[str, Any]]], str]:
-    """(driver version, GPUs with cc and free memory, why-not) via NVML: no CUDA context is created."""
-    try:
-        from compat.probes.nvml import read_nvml_light
-    except ImportError:
-        return None, None, "NVML probe unavailable"
+    """(driver version, GPUs with cc and free memory, why-not) via NVML in a child process: no CUDA context."""
+    from compat.probes.nvml import read_nvml_light
+
     return read_nvml_light()
 
 
-def _framework_of(finding_id: str, title: str) -> tuple[str, ...]:
-    low = title.lower()
-    out = []
-    if "torch" in low or "pytorch" in low:
-        out.append("torch")
-    if "tensorflow" in low:
-        out.append("tensorflow")
+_FACT_FRAMEWORKS = (("torch", ("torch",)), ("tensorflow", ("tensorflow", "tf_")), ("jax", ("jax",)))
+
+
+def _frameworks_of(f: Finding) -> tuple[str, ...]:
+    """The frameworks a finding is about: from the facts it rests on (torch, torch_cuda, tensorflow, tf_build...)."""
+    out = [fw for fw, prefixes in _FACT_FRAMEWORKS if any(k.startswith(prefixes) for k in f.facts)]
+    if not out:  # a finding that names no framework fact (e.g. a known-issue row): its title may
+        low = f.title.lower()
+        out = [
+            fw
+            for fw, words in (("torch", ("torch",)), ("tensorflow", ("tensorflow",)))
+            if any(w in low for w in words)
+        ]
     return tuple(out)
 
 
@@ -295,7 +258,7 @@ def _evaluate(
     environ: Mapping[str, str],
     require_gpu: bool,
     nvml: tuple[Optional[str], Optional[list[dict[str, Any]]], str],
-) -> list[GuardFinding]:
+) -> list[Tagged]:
     from compat.facts import Fact, Facts, Gpu, apply_overrides, make_fact, missing
     from compat.installed import installed_facts
     from compat.matrix import get_matrix
@@ -342,26 +305,17 @@ def _evaluate(
     for f in report.findings:
         if f.severity == "info":
             continue
-        out.append(
-            GuardFinding(
-                f.id,
-                f.severity,
-                f.title,
-                f.message,
-                tuple((x.text, x.command) for x in f.fixes),
-                _framework_of(f.id, f.title),
-            )
-        )
+        out.append((f, _frameworks_of(f)))
     return out
 
 
-def _format(findings: Iterable[GuardFinding]) -> str:
+def _format(findings: Iterable[Finding]) -> str:
     lines = []
     for f in findings:
         lines.append(f"[{f.severity}] {f.title} ({f.id})")
         lines.append(f"    {f.message}")
-        for text, cmd in f.fixes:
-            lines.append(f"    fix: {text}" + (f": {cmd}" if cmd else ""))
+        for fix in f.fixes:
+            lines.append(f"    fix: {fix.text}" + (f": {fix.command}" if fix.command else ""))
     return "\n".join(lines)
 
 
@@ -383,13 +337,78 @@ def guard(
     COMPAT_GUARD=off|warn|error overrides the behaviour without touching code.
     """
     env = os.environ if environ is None else environ
-    mode = (env.get(GUARD_ENV) or "error").strip().lower()
-    if mode not in MODES:
-        mode = "error"
+    mode = _mode(env)
     if mode == "off":
         return GuardResult([], False, "off")
+    try:
+        return _guard(env, mode, fail_on, require_gpu, frameworks, min_gpus, min_free_gpu_memory, ignore)
+    except IncompatibleEnvironment:
+        raise
+    except (CompatError, ValueError) as exc:
+        # A bad argument, override or matrix directory: the guard could not check. In warn mode nothing but a
+        # warning; otherwise a GuardError, a RuntimeError like every exception the guard raises.
+        if mode == "warn":
+            import warnings
+
+            warnings.warn(
+                CompatWarning(f"compat.guard could not check this environment: {exc}"), stacklevel=3
+            )
+            return GuardResult([], False, mode)
+        if isinstance(exc, GuardError):
+            raise
+        raise GuardError(str(exc)) from exc
+
+
+_WARNED_MODES: set[str] = set()
+
+
+def _mode(env: Mapping[str, str]) -> str:
+    raw = env.get(GUARD_ENV) or "error"
+    mode = raw.strip().lower()
+    if mode in MODES:
+        return mode
+    if raw not in _WARNED_MODES:  # once per value and process
+        _WARNED_MODES.add(raw)
+        import warnings
+
+        shown = raw if len(raw) <= 40 else raw[:40] + "…"
+        warnings.warn(
+            CompatWarning(
+                f"{GUARD_ENV}={shown!r} is not one of off, warn, error; using error "
+                "(off: no check; warn: problems are warnings; error: errors raise IncompatibleEnvironment)"
+            ),
+            stacklevel=4,
+        )
+    return "error"
+
+
+CRASH_PREFIX = "the NVIDIA driver library crashed"
+
+
+def _crash_finding(why: str) -> Finding:
+    return _finding(
+        "driver.nvml",
+        "error",
+        "The NVIDIA driver library crashed",
+        f"{why}. compat ran it in a child process; this training process will crash the same way when CUDA "
+        "loads it.",
+        (("Run `compat doctor` for the details", "compat doctor"),),
+        group="driver",
+    )
+
+
+def _guard(
+    env: Mapping[str, str],
+    mode: str,
+    fail_on: str,
+    require_gpu: bool,
+    frameworks: Optional[Sequence[str]],
+    min_gpus: Optional[int],
+    min_free_gpu_memory: int | str | None,
+    ignore: Sequence[str],
+) -> GuardResult:
     if fail_on not in ("error", "warning"):
-        raise ValueError(f"fail_on must be 'error' or 'warning', got {fail_on!r}")
+        raise GuardError(f"fail_on must be 'error' or 'warning', got {fail_on!r}")
     need_free = parse_size(min_free_gpu_memory) if min_free_gpu_memory is not None else None
     need_gpu = require_gpu or bool(min_gpus) or need_free is not None
 
@@ -401,20 +420,24 @@ def guard(
     if cached is None:
         nvml = _nvml_gpus()
         cached_list = _evaluate(env, need_gpu, nvml)
-        _store_cache(path, cached_list)
+        if nvml[2].startswith(CRASH_PREFIX):
+            # Not cached: the key does not cover the driver library, and a repaired one must be seen at once.
+            cached_list.insert(0, (_crash_finding(nvml[2]), ()))
+        else:
+            _store_cache(path, cached_list)
         from_cache = False
     else:
         cached_list = cached
         from_cache = True
-    findings = list(cached_list)
+    tagged: list[Tagged] = list(cached_list)
 
     # Live, uncached facts: GPU count and free memory change from run to run.
     if min_gpus or need_free is not None:
         nvml = nvml or _nvml_gpus()
         gpus = nvml[1] or []
         if min_gpus and len(gpus) < min_gpus:
-            findings.append(
-                GuardFinding(
+            tagged.append(
+                _tag(
                     "guard.min-gpus",
                     "error",
                     f"{len(gpus)} GPU(s) visible, {min_gpus} required",
@@ -426,8 +449,8 @@ def guard(
             for i, g in enumerate(gpus):
                 free = g.get("memory_free")
                 if isinstance(free, int) and free < need_free:
-                    findings.append(
-                        GuardFinding(
+                    tagged.append(
+                        _tag(
                             "guard.min-free-memory",
                             "error",
                             f"GPU {i} has {free / 2**30:.1f} GiB free, {need_free / 2**30:.1f} GiB required",
@@ -450,8 +473,8 @@ def guard(
             "fork" if sys.platform.startswith("linux") else "spawn"
         )
         if method == "fork":
-            findings.append(
-                GuardFinding(
+            tagged.append(
+                _tag(
                     "cuda.fork",
                     "warning",
                     "CUDA is initialised and the multiprocessing start method is fork",
@@ -469,16 +492,12 @@ def guard(
 
     if frameworks is not None:
         wanted = set(frameworks)
-        findings = [f for f in findings if not f.frameworks or wanted.intersection(f.frameworks)]
+        tagged = [(f, fw) for f, fw in tagged if not fw or wanted.intersection(fw)]
     if ignore:
-        findings = [
-            f
-            for f in findings
-            if not any(
-                f.id == i or (i.endswith(".") and f.id.startswith(i)) or f.id.startswith(i + ".")
-                for i in ignore
-            )
-        ]
+        from compat.checks.registry import matches  # the one id matcher (--ignore, [tool.compat], ignore=)
+
+        tagged = [(f, fw) for f, fw in tagged if not matches(f.id, ignore)]
+    findings = [f for f, _ in tagged]
     result = GuardResult(findings, from_cache, mode)
     levels = ("error",) if fail_on == "error" else ("error", "warning")
     failing = [f for f in findings if f.severity in levels]
@@ -488,7 +507,7 @@ def guard(
     if below:
         import warnings
 
-        warnings.warn(CompatWarning("compat found problems:\n" + _format(below)), stacklevel=3)
+        warnings.warn(CompatWarning("compat found problems:\n" + _format(below)), stacklevel=4)
     if failing:
         raise IncompatibleEnvironment(
             f"compat: this environment cannot train ({len(failing)} problem{'s' if len(failing) != 1 else ''}):\n"

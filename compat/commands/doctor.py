@@ -27,14 +27,19 @@ def _validate(python: Optional[str], timeout: float, save_snapshot: Optional[str
             raise InputError(f"--save-snapshot {save_snapshot!r}: directory {parent!r} does not exist")
 
 
-def _smoke(python: Optional[str]) -> tuple[list[Any], Optional[dict[str, Any]], Optional[str]]:
+def _smoke(
+    python: Optional[str], probes: Any = None, started: float = 0.0, timeout: float = 5.0
+) -> tuple[list[Any], Optional[dict[str, Any]], Optional[str]]:
     """(findings, result document, skip reason): the smoke job, imported lazily."""
+    from compat.smoke import SmokeOptions, run_smoke, smoke_findings
+    from compat.smoke.job import broken_by_probe, smoke_budget
+
+    broken = broken_by_probe(probes or {})
+    if broken is not None:
+        return [], None, broken
     try:
-        from compat.smoke import SmokeOptions, run_smoke, smoke_findings
-    except ImportError as exc:
-        return [], None, f"the smoke job is not available ({exc})"
-    try:
-        result = run_smoke(SmokeOptions(python=python, timeout=SMOKE_TIMEOUT))
+        budget = smoke_budget(started, timeout, SMOKE_TIMEOUT) if started else SMOKE_TIMEOUT
+        result = run_smoke(SmokeOptions(python=python, timeout=budget))
     except InputError as exc:
         return [], None, f"the smoke job could not start: {exc}"
     return list(smoke_findings(result)), result.to_json(), None
@@ -66,7 +71,7 @@ def register(app: typer.Typer) -> None:
             5.0,
             "--timeout",
             metavar="S",
-            help="Seconds each probe may take (framework imports get 4x, at most 20 s).",
+            help="Seconds each probe may take (framework imports get 4x, at most 20 s); the whole run, smoke included, takes at most 30x.",
         ),
         no_cache: bool = typer.Option(
             False,
@@ -84,6 +89,9 @@ def register(app: typer.Typer) -> None:
 
         if not json_out and sys.stderr.isatty():
             sys.stderr.write("compat doctor: probing this machine...\n")
+        import time
+
+        started = time.monotonic()
         facts = gather_facts(python, timeout=timeout, cache=not no_cache)
         if save_snapshot is not None:
             from compat.facts import save_snapshot as _save
@@ -100,7 +108,7 @@ def register(app: typer.Typer) -> None:
         else:
             if not json_out and sys.stderr.isatty():
                 sys.stderr.write("compat doctor: smoke-training a tiny CNN...\n")
-            found, doc, why = _smoke(python)
+            found, doc, why = _smoke(python, facts.probes, started, timeout)
             report.findings.extend(found)
             if doc is not None:
                 report.extra["smoke"] = doc

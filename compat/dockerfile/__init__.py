@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from compat.errors import InputError
+from compat.inputs import read_bytes
 
 if TYPE_CHECKING:
     from compat.findings import Report
@@ -23,7 +24,7 @@ def read_dockerfile(path: str | Path) -> str:
             raise InputError(f"{str(p)!r} is a directory without a Dockerfile")
         p = cand
     try:
-        data = p.read_bytes()
+        data = read_bytes(str(p), "Dockerfile")
     except FileNotFoundError:
         raise InputError(f"Dockerfile {str(p)!r} does not exist") from None
     except OSError as exc:

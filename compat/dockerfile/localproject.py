@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+from compat.errors import InputError
+
 _LOCAL_RE = re.compile(r"^(\.{1,2}(?:/[^\[\s]*)?|/[^\[\s]+)(?:\[([^\]]*)\])?$")
 MAX_BYTES = 1024 * 1024
 
@@ -21,14 +23,21 @@ def parse_local(spec: str) -> tuple[str, tuple[str, ...]] | None:
     return m.group(1), extras
 
 
+def _read(path: Path) -> str:
+    """The file through the one capped reader (a FIFO, device or huge file is refused, never read to the end)."""
+    from compat.inputs import read_text
+
+    return read_text(str(path), "project file", MAX_BYTES)
+
+
 def _from_pyproject(path: Path, extras: tuple[str, ...]) -> list[tuple[str, str]] | None:
     if sys.version_info < (3, 11):
         return None  # tomllib is 3.11+; the project's requirements are then not read
     import tomllib
 
     try:
-        doc: Any = tomllib.loads(path.read_text(encoding="utf-8", errors="replace")[:MAX_BYTES])
-    except (tomllib.TOMLDecodeError, OSError, RecursionError):
+        doc: Any = tomllib.loads(_read(path))
+    except (tomllib.TOMLDecodeError, InputError, RecursionError):
         return None
     proj = doc.get("project") if isinstance(doc, dict) else None
     if not isinstance(proj, dict):
@@ -45,8 +54,8 @@ def _from_pyproject(path: Path, extras: tuple[str, ...]) -> list[tuple[str, str]
 def _from_setup_cfg(path: Path, extras: tuple[str, ...]) -> list[tuple[str, str]] | None:
     cp = configparser.ConfigParser(interpolation=None)
     try:
-        cp.read_string(path.read_text(encoding="utf-8", errors="replace")[:MAX_BYTES])
-    except (configparser.Error, OSError):
+        cp.read_string(_read(path))
+    except (configparser.Error, InputError):
         return None
     out: list[tuple[str, str]] = []
     if cp.has_option("options", "install_requires"):

@@ -295,13 +295,16 @@ def _read_requirements(
             )
         ]
     try:
-        text = local.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
+        from compat.errors import InputError
+        from compat.inputs import read_text
+
+        text = read_text(str(local), "requirements file", 8 << 20)
+    except InputError as exc:
         return [
             Note(
                 "dockerfile.requirements",
                 f"requirements file {path} cannot be read",
-                f"{local}: {exc.strerror or exc}; its pins are not checked.",
+                f"{exc}; its pins are not checked.",
             )
         ]
     out: list[Action] = []

@@ -349,7 +349,10 @@ def _resolve_path(st: Stage, opts: Options, image_path: str) -> tuple[Path | Non
     target = PurePosixPath(image_path)
     for src, dest, is_dir, line in reversed(st.copies):
         for rel in ins.expand_globs(ctx, src):
-            local = (ctx / rel).resolve()
+            try:
+                local = (ctx / rel).resolve()
+            except (RuntimeError, OSError):  # a symlink loop in the build context (issue 19, item 6)
+                return None, f"{src} in the build context is a symbolic link loop"
             if local.is_dir() or rel in (".", "./"):
                 d = PurePosixPath(dest)
                 if target == d or str(target).startswith(str(d).rstrip("/") + "/"):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import codecs
 import json
 import os
-import sys
 from collections.abc import Iterator
 from typing import IO, Any
 
@@ -20,13 +19,24 @@ def _open(path: str) -> IO[bytes]:
     try:
         if os.path.isdir(path):
             raise InputError(f"cannot read log {path!r}: it is a directory")
-        return open(path, "rb")
+        fh = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
+        if _is_device(fh):  # /dev/zero never ends (issue 19, item 3); a pipe or FIFO is a real log stream
+            fh.close()
+            raise InputError(f"cannot read log {path!r}: it is a device, not a file")
+        return fh
     except FileNotFoundError:
         raise InputError(f"cannot read log {path!r}: no such file") from None
     except PermissionError:
         raise InputError(f"cannot read log {path!r}: permission denied") from None
     except OSError as exc:
         raise InputError(f"cannot read log {path!r}: {exc.strerror or exc}") from None
+
+
+def _is_device(fh: IO[bytes]) -> bool:
+    import stat
+
+    mode = os.fstat(fh.fileno()).st_mode
+    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode)
 
 
 def _blocks(stream: IO[bytes], name: str) -> Iterator[str]:
@@ -49,7 +59,9 @@ def _blocks(stream: IO[bytes], name: str) -> Iterator[str]:
 def iter_log(path: str | None) -> Iterator[str]:
     """Decoded blocks of the log at `path` ('-' or None: stdin). Notebooks yield their output lines."""
     if path in (None, "-"):
-        stream: IO[bytes] = sys.stdin.buffer
+        from compat.inputs import stdin_stream
+
+        stream: IO[bytes] = stdin_stream()
         name = "<stdin>"
         close = False
     else:
@@ -140,7 +152,9 @@ def iter_log_bytes(path: str | None) -> Iterator[bytes]:
     """Raw blocks of the log at `path` ('-' or None: stdin), undecoded (the scanner's fast path);
     a Jupyter notebook yields its output lines, UTF-8 encoded."""
     if path in (None, "-"):
-        stream: IO[bytes] = sys.stdin.buffer
+        from compat.inputs import stdin_stream
+
+        stream: IO[bytes] = stdin_stream()
         name = "<stdin>"
         close = False
     else:

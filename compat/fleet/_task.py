@@ -12,15 +12,15 @@ Test-only: COMPAT_FLEET_TEST_HANG=1 in a node's environment makes this task hang
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
 from typing import IO, Any, Optional
+
+from compat import _proc
 
 HANG_ENV = "COMPAT_FLEET_TEST_HANG"
 OUTPUT_MAX = 16 * 1024 * 1024
@@ -38,19 +38,12 @@ def _read(f: IO[bytes], limit: int, tail: bool = False) -> str:
     return f.read(limit).decode("utf-8", errors="replace")
 
 
-def _killpg(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
-
-
 def run_doctor(argv: list[str], timeout: float, env: dict[str, str]) -> dict[str, Any]:
     """Run the doctor; {exit_code, timed_out, stdout, stderr, seconds, start_error}. Never raises."""
     t0 = time.monotonic()
     with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:
         try:
-            proc = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=out_f, stderr=err_f, env=env, start_new_session=True
-            )
+            proc = _proc.spawn(argv, stdout=out_f, stderr=err_f, env=env)
         except OSError as exc:
             return {
                 "exit_code": None,
@@ -66,8 +59,9 @@ def run_doctor(argv: list[str], timeout: float, env: dict[str, str]) -> dict[str
         except subprocess.TimeoutExpired:
             timed_out = True
         finally:
-            _killpg(proc.pid)  # the doctor's own children (framework probes) go with it
+            _proc.killpg(proc.pid)  # the doctor's own children (framework probes) go with it
             proc.wait()
+            _proc.forget(proc)
         return {
             "exit_code": proc.returncode,
             "timed_out": timed_out,

@@ -21,7 +21,8 @@ from compat.errors import InputError
 from compat.facts import MAX_JSON_DEPTH, json_error, json_too_deep
 from compat.fleet.report import NodeInput
 
-MAX_BYTES = 256 * 1024 * 1024
+MAX_BYTES = 64 * 1024 * 1024
+"""A report file larger than this is refused (a doctor report is ~50 KB: room for over a thousand nodes)."""
 REQUIRED = (("facts", dict), ("findings", list), ("verdict", str))
 
 
@@ -81,18 +82,11 @@ def check_report(doc: Any, where: str) -> Mapping[str, Any]:
 
 def read_reports(path: str) -> list[tuple[str, Mapping[str, Any]]]:
     """(where, document) for each report in the file; InputError (one line) for anything malformed."""
-    try:
-        size = os.path.getsize(path)
-        if size > MAX_BYTES:
-            raise InputError(f"{path}: {size} bytes is too large for doctor reports")
-        with open(path, "rb") as f:
-            text = f.read().decode("utf-8", errors="replace")
-    except IsADirectoryError:
-        raise InputError(
-            f"{path}: is a directory (give the report files, e.g. {path.rstrip('/')}/*.json)"
-        ) from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    from compat.inputs import read_text
+
+    if os.path.isdir(path):
+        raise InputError(f"{path}: is a directory (give the report files, e.g. {path.rstrip('/')}/*.json)")
+    text = read_text(path, "doctor report", MAX_BYTES)  # counted while read: /dev/zero is refused, not read
     docs = list(iter_documents(text, path))
     if not docs:
         raise InputError(f"{path}: empty (no JSON document)")

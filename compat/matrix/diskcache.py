@@ -12,7 +12,6 @@ import datetime as _dt
 import hashlib
 import json
 import os
-import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -25,28 +24,11 @@ _DATE = "$date"
 
 
 def cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
-    """The cache directory; None when no absolute one can be named (then nothing is cached).
+    """The cache directory: the project-wide one (compat.cache), never a relative path."""
+    from compat.cache import cache_dir as _project_cache_dir
 
-    The one place to switch to the project-wide cache-directory helper once it exists.
-    """
-    env = os.environ if environ is None else environ
-    explicit = env.get("COMPAT_CACHE_DIR")
-    if explicit:
-        return Path(explicit) if os.path.isabs(explicit) else None
-    home = env.get("HOME") if sys.platform != "win32" else os.path.expanduser("~")
-    if sys.platform == "win32":
-        base = env.get("LOCALAPPDATA") or (os.path.join(home, "AppData", "Local") if home else "")
-        path = os.path.join(base, "compat", "Cache") if base else ""
-    elif sys.platform == "darwin" and home:
-        path = os.path.join(home, "Library", "Caches", "compat")
-    else:
-        xdg = env.get("XDG_CACHE_HOME")
-        base = xdg if xdg and os.path.isabs(xdg) else (os.path.join(home, ".cache") if home else "")
-        path = os.path.join(base, "compat") if base else ""
-    if not path or not os.path.isabs(path):  # HOME unset or relative: a private temp dir, never the cwd
-        uid = os.getuid() if hasattr(os, "getuid") else "user"
-        path = os.path.join(tempfile.gettempdir(), f"compat-{uid}")
-    return Path(path)
+    path = _project_cache_dir(environ)
+    return Path(path) if path and os.path.isabs(path) else None
 
 
 def content_key(files: Mapping[str, bytes]) -> str:

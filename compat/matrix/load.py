@@ -11,6 +11,7 @@ from typing import Any, Callable
 from packaging.version import Version
 
 from compat.errors import InputError, MatrixError
+from compat.inputs import read_bytes
 from compat.matrix import diskcache
 from compat.matrix._checks import _Problems, _updated
 from compat.matrix.model import LazyDocs, Matrix
@@ -89,9 +90,9 @@ def _read_docs(d: Path, p: _Problems, *, validate_extras: bool, cache: bool) -> 
     raw: dict[str, bytes] = {}
     for name in names:
         try:
-            raw[name] = (d / name).read_bytes()
-        except OSError as exc:
-            p.add(name, f"cannot be read: {exc.strerror or type(exc).__name__}")
+            raw[name] = read_bytes(str(d / name), "matrix file")
+        except InputError as exc:
+            p.add(name, f"cannot be read: {exc}")
     core = {n: b for n, b in raw.items() if n in CORE_FILES}
     key = diskcache.content_key(core) if cache else ""
     cached = diskcache.read(key) if cache else None
@@ -124,7 +125,8 @@ def load_matrix(
     """
     d = resolve_matrix_dir(directory)
     if not d.is_dir():
-        raise InputError(f"matrix directory {str(d)!r} does not exist")
+        why = "is not a directory" if d.exists() else "does not exist"
+        raise InputError(f"matrix directory {str(d)!r} {why}")
     p = _Problems()
     docs, store_key = _read_docs(d, p, validate_extras=validate_extras, cache=cache)
     for name in CORE_FILES:

@@ -66,7 +66,9 @@ class LazyDocs(dict):  # type: ignore[type-arg]
         if not key.endswith(".yaml") or not path.is_file():
             return False
         try:
-            dict.__setitem__(self, key, _yaml_load(path.read_text(encoding="utf-8")))
+            from compat.inputs import read_bytes
+
+            dict.__setitem__(self, key, _yaml_load(read_bytes(str(path), "matrix file").decode("utf-8")))
         except Exception:  # noqa: BLE001 - a broken extra file is reported by `compat matrix validate`
             dict.__setitem__(self, key, None)
         return True

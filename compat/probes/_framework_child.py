@@ -249,8 +249,10 @@ def probe_torch(out: Out) -> None:
     )
     out.stage("cudnn")
     _catch(
-        out, "cudnn", lambda: torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
-    )  # type: ignore[no-untyped-call]
+        out,
+        "cudnn",
+        lambda: torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,  # type: ignore[no-untyped-call]
+    )
     out.stage("cuda-init")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

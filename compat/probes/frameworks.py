@@ -11,22 +11,16 @@ import tempfile
 from collections.abc import Mapping
 from typing import Any
 
+from compat import _proc
+from compat import cache as cache_mod
+from compat.distributions import DISTRIBUTIONS, SUPPORT
 from compat.probes._util import first_line, run_bounded, run_command, signal_name, tail
 
 CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_framework_child.py")
 
-# Installed distribution -> the child mode that imports it.
-MODES = {
-    "torch": "torch",
-    "tensorflow": "tensorflow",
-    "tensorflow-cpu": "tensorflow",
-    "tensorflow-gpu": "tensorflow",
-    "tf-nightly": "tensorflow",
-    "tensorflow-macos": "tensorflow",
-    "intel-tensorflow": "tensorflow",
-    "jax": "jax",
-}
-FRAMEWORK_DISTS = (*MODES, "jaxlib")
+# Installed distribution -> the child mode that imports it (the one table: compat.distributions).
+MODES = dict(DISTRIBUTIONS)
+FRAMEWORK_DISTS = (*MODES, *SUPPORT)
 # Extras whose nvidia-* pins count: TensorFlow's CUDA libraries come with tensorflow[and-cuda].
 EXTRAS = {"tensorflow": ("and-cuda",), "tf-nightly": ("and-cuda",), "jax": ("cuda12", "cuda13", "cuda")}
 
@@ -108,19 +102,22 @@ def run_child(
     python: str, mode: str, timeout: float, environ: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
     """Run the child script once; its (maybe partial) JSON, and how the process ended."""
-    with tempfile.TemporaryDirectory(prefix="compat-probe-") as d:
+    d = _proc.track_dir(tempfile.mkdtemp(prefix="compat-probe-"))
+    try:
         path = os.path.join(d, "out.json")
         res = run_command([python, CHILD, mode, path], timeout, environ=environ, cwd=d)
         doc: dict[str, Any] | None = None
         bad_json = None
+        data = cache_mod.read_regular(path, CHILD_JSON_MAX)
         try:
-            with open(path, encoding="utf-8") as f:
-                loaded = json.load(f)
+            loaded = json.loads(data) if data is not None else None
             doc = loaded if isinstance(loaded, dict) else None
-        except FileNotFoundError:
-            doc = None
-        except (OSError, ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deep
+            if data is None and os.path.exists(path):
+                bad_json = f"its answer is not a regular file of at most {CHILD_JSON_MAX >> 20} MiB"
+        except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deep
             bad_json = f"{type(exc).__name__}: {exc}" if isinstance(exc, RecursionError) else str(exc)
+    finally:
+        _proc.remove_dir(d)
     if res.status == "ok" and doc is not None and doc.get("stage") == "done" and not doc.get("error"):
         status = "ok"
     elif res.status == "timeout":
@@ -169,7 +166,9 @@ def describe_child(child: Mapping[str, Any]) -> str:
 
 # ------------------------------------------------------------------ cache of successful imports
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
+"""The doctor's import entries in compat's one cache (compat.cache)."""
+CHILD_JSON_MAX = 16 << 20
 CACHE_TTL = 6 * 3600.0
 """A successful import is re-used for at most this long, and only while nothing it depends on changed."""
 _KEY_ENV_PREFIXES = (
@@ -190,10 +189,8 @@ _KEY_ENV_PREFIXES = (
 
 
 def cache_dir(environ: Mapping[str, str]) -> str:
-    if environ.get("COMPAT_CACHE_DIR"):
-        return str(environ["COMPAT_CACHE_DIR"])
-    base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "compat")
+    """compat's one cache directory (compat.cache.cache_dir)."""
+    return cache_mod.cache_dir(environ)
 
 
 def _stat(path: str) -> list[Any] | None:
@@ -240,20 +237,12 @@ def cache_key(exe: str, mode: str, meta: Mapping[str, Any], environ: Mapping[str
 
 
 def _cache_path(environ: Mapping[str, str], key: str) -> str:
-    return os.path.join(cache_dir(environ), f"doctor-import-{key}.json")
+    return os.path.join(cache_dir(environ), f"doctor-import-{key}.bin")
 
 
 def load_cached(environ: Mapping[str, str], key: str, now: float) -> dict[str, Any] | None:
-    try:
-        with open(_cache_path(environ, key), encoding="utf-8") as f:
-            doc = json.load(f)
-    except (OSError, ValueError, RecursionError):  # a corrupt cache is ignored
-        return None
-    if (
-        not isinstance(doc, dict)
-        or doc.get("format") != CACHE_FORMAT
-        or not isinstance(doc.get("child"), dict)
-    ):
+    doc = cache_mod.load(_cache_path(environ, key), CACHE_FORMAT)  # damaged, a FIFO, too big: None
+    if doc is None or not isinstance(doc.get("child"), dict):
         return None
     if doc["child"].get("status") != "ok" or not isinstance(doc["child"].get("result"), dict):
         return None  # only successful imports are stored: anything else is not ours
@@ -268,15 +257,11 @@ def load_cached(environ: Mapping[str, str], key: str, now: float) -> dict[str, A
 
 def store_cached(environ: Mapping[str, str], key: str, child: Mapping[str, Any], now: float) -> None:
     """Keep a successful import; an unwritable cache is ignored."""
-    path = _cache_path(environ, key)
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"format": CACHE_FORMAT, "at": now, "child": dict(child)}, f)
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    try:  # the cache holds plain values only (marshal): the child's JSON round-trips to exactly that
+        plain = json.loads(json.dumps(dict(child), default=str))
+    except (ValueError, RecursionError):
+        return
+    cache_mod.store(_cache_path(environ, key), CACHE_FORMAT, {"at": now, "child": plain})
 
 
 # ------------------------------------------------------------------ the probe

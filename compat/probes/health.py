@@ -180,30 +180,67 @@ def read_kmsg(fs: HostFS, max_records: int = 200_000) -> tuple[str | None, str |
     return "\n".join(lines), None
 
 
-def probe(fs: HostFS, environ: Mapping[str, str], timeout: float = 5.0) -> dict[str, Any]:
-    """The first kernel-log source that answers; every refusal is recorded with its reason."""
+def read_log(
+    fs: HostFS, environ: Mapping[str, str], timeout: float = 5.0
+) -> tuple[str | None, str, list[dict[str, str]]]:
+    """The one kernel-log reader: (text or None, the source that answered, every refusal with its reason).
+
+    dmesg, then /dev/kmsg, then journalctl -k; each command through the process runner (timeout, capped output:
+    a flooding dmesg keeps its first and last MiB, never gigabytes).
+    """
     tried: list[dict[str, str]] = []
-    res = run_command(["dmesg"], timeout, environ=environ)
+    env = {**environ, "LC_ALL": "C"}
+    res = run_command(["dmesg"], timeout, environ=env)
     if res.ok and res.stdout.strip():
-        return {"status": "ok", "source": "dmesg", "tried": tried, **parse_log(res.stdout)}
-    tried.append({"source": "dmesg", "error": res.describe()})
+        return res.stdout, "dmesg", tried
+    tried.append({"source": "dmesg", "error": res.describe() if not res.ok else "empty"})
     text, err = read_kmsg(fs)
     if text is not None and text.strip():
-        return {"status": "ok", "source": "/dev/kmsg", "tried": tried, **parse_log(text)}
+        return text, "/dev/kmsg", tried
     tried.append({"source": "/dev/kmsg", "error": err or "empty"})
     res = run_command(
         ["journalctl", "-k", "-q", "--no-pager", "-o", "short-monotonic", "-n", "20000"],
         timeout,
-        environ=environ,
+        environ=env,
     )
     if res.ok and res.stdout.strip():
-        return {"status": "ok", "source": "journalctl -k", "tried": tried, **parse_log(res.stdout)}
+        return res.stdout, "journalctl -k", tried
     tried.append({"source": "journalctl -k", "error": res.describe() if not res.ok else "empty"})
+    return None, "", tried
+
+
+def probe(fs: HostFS, environ: Mapping[str, str], timeout: float = 5.0) -> dict[str, Any]:
+    """The first kernel-log source that answers; every refusal is recorded with its reason."""
+    text, source, tried = read_log(fs, environ, timeout)
+    if text is not None:
+        return {"status": "ok", "source": source, "tried": tried, **parse_log(text)}
     return {
         "status": "unavailable",
         "tried": tried,
         "error": "; ".join(f"{t['source']}: {t['error']}" for t in tried),
     }
+
+
+# "Killed process 4649 (python)" in any of its forms, and the one-line summary "oom-kill:...,pid=4649,...".
+_KILLED_RE = re.compile(r"Killed process (\d+)")
+_OOM_KILL_PID_RE = re.compile(r"oom-kill:.*?[,:]pid=(\d+)")
+_STAMP_RE = re.compile(r"^\[\s*(\d+(?:\.\d+)?)\]")
+
+
+def oom_pids(text: str, since: float | None = None) -> list[int]:
+    """PIDs the OOM killer killed, from kernel-log lines; with `since`, only lines stamped at or after it."""
+    pids: list[int] = []
+    for line in text.splitlines():
+        if since is not None:
+            m = _STAMP_RE.match(line)
+            if m and float(m.group(1)) < since:
+                continue
+        for rx in (_KILLED_RE, _OOM_KILL_PID_RE):
+            for hit in rx.finditer(line):
+                pid = int(hit.group(1))
+                if pid not in pids:
+                    pids.append(pid)
+    return pids
 
 
 # ------------------------------------------------------------------ matrix/xid.yaml

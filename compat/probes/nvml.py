@@ -1,18 +1,29 @@
 """NVML (nvidia-ml-py, module `pynvml`): driver, the driver's CUDA version, GPUs and their health.
 
 acquire() calls NVML and records raw values (JSON-serialisable, one error per field that failed); parse() turns
-them into facts. NVML can hang on a broken driver, so probe() runs acquire() in a daemon thread with a deadline.
-`pynvml` is imported lazily; any object with the same functions (a fake in tests) can stand in for it.
+them into facts. The real driver library is only ever touched in a child process (_nvml_child.py, through the
+process runner, with a timeout): a library that segfaults, aborts or hangs is a finding, never a crash or a hang
+of compat or of the training script that called compat.guard(). Any object with pynvml's functions (a fake in
+tests) can stand in for the module; a fake runs in-process, in a daemon thread with a deadline.
+
+This module imports nothing from compat at import time: the child loads it by path.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import json
+import os
+import sys
 from collections.abc import Mapping
 from typing import Any, Callable
 
-from compat.probes._util import call_with_deadline
+CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_nvml_child.py")
+CHILD_MARKER = "@@compat-nvml "
+CHILD_START_S = 5.0
+"""Seconds allowed on top of the NVML timeout for the child interpreter to start and import pynvml."""
+
 
 # NVML return codes (nvml.h); stable across releases.
 NVML_ERROR_NOT_SUPPORTED = 3
@@ -276,12 +287,56 @@ def load_pynvml() -> tuple[Any, dict[str, Any] | None]:
     return pynvml, None
 
 
+def _child_error(kind: str, message: str, status: str = "error") -> dict[str, Any]:
+    return {"status": status, "error": {"code": None, "kind": kind, "message": message}}
+
+
+def in_child(mode: str, timeout: float, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Run acquire() (mode "full") or acquire_light() ("light") on the real pynvml in a child process.
+
+    Never raises. A crash (signal), a hang (the timeout), a failed or garbled child is a result with
+    status "crashed", "timeout" or "error" and a one-line message; the child's process group is always killed.
+    """
+    from compat._proc import run, signal_name
+
+    python = sys.executable
+    if not python:
+        return _child_error("child-failed", "no Python interpreter to run the NVML probe in (sys.executable)")
+    res = run([python, CHILD, mode], timeout + CHILD_START_S, environ=environ, limit=4 << 20)
+    if res.status == "timeout":
+        return _child_error("hang", f"NVML did not answer within {timeout:g} s", "timeout")
+    if res.status == "crashed":
+        err = res.stderr.strip().splitlines()
+        return _child_error(
+            "crashed",
+            f"the NVIDIA driver library crashed: {signal_name(res.returncode)} in libnvidia-ml"
+            + (f" ({err[-1][:200]})" if err else ""),
+            "crashed",
+        )
+    for line in reversed(res.stdout.splitlines()):
+        if line.startswith(CHILD_MARKER):
+            try:
+                doc = json.loads(line[len(CHILD_MARKER) :])
+            except (ValueError, RecursionError):
+                break
+            if isinstance(doc, dict) and isinstance(doc.get("status"), str):
+                return doc
+            break
+    err = [x for x in res.stderr.strip().splitlines() if x.strip()]
+    why = res.describe() if res.status != "ok" else "it printed no answer"
+    return _child_error(
+        "child-failed",
+        f"the NVML probe process failed: {why}"
+        + (f" ({err[-1][:200]})" if err and res.status == "ok" else ""),
+    )
+
+
 def probe(nvml: Any = None, timeout: float = 5.0) -> dict[str, Any]:
-    """acquire() under a deadline; `nvml` defaults to the real pynvml module."""
+    """acquire() under a deadline; `nvml` defaults to the real pynvml module, which runs in a child process."""
     if nvml is None:
-        nvml, missing = load_pynvml()
-        if missing is not None:
-            return missing
+        return in_child("full", timeout)
+    from compat.probes._util import call_with_deadline
+
     res = call_with_deadline(lambda: acquire(nvml), timeout, "nvml")
     if isinstance(res, dict) and res.get("status") == "timeout":
         return {
@@ -414,45 +469,50 @@ def parse(raw: Mapping[str, Any]) -> dict[str, Any]:
 # ------------------------------------------------------------------ the guard's cheap read
 
 
+def acquire_light(nvml: Any) -> dict[str, Any]:
+    """The guard's cheap NVML read: driver, and each GPU's name, compute capability and free memory."""
+    try:
+        nvml.nvmlInit()
+    except Exception as exc:
+        return {"status": "error", "error": _err(exc)}
+    try:
+        drv = _text(nvml.nvmlSystemGetDriverVersion())
+        gpus = []
+        for i in range(int(nvml.nvmlDeviceGetCount())):
+            h = nvml.nvmlDeviceGetHandleByIndex(i)
+            f = _Fields()
+            for field, names, _args, conv in DEVICE_FIELDS:
+                if field in ("name", "cc", "memory"):
+                    f.get(field, functools.partial(lambda n, h: _first(nvml, *n)(h), names, h), conv)
+            cc, mem = f.values.get("cc"), f.values.get("memory") or {}
+            gpus.append(
+                {
+                    "name": f.values.get("name"),
+                    "cc": f"{cc[0]}.{cc[1]}" if cc else None,
+                    "memory_free": mem.get("free"),
+                }
+            )
+        return {"status": "ok", "driver": drv, "gpus": gpus}
+    except Exception as exc:
+        return {"status": "error", "error": _err(exc)}
+    finally:
+        with contextlib.suppress(Exception):
+            nvml.nvmlShutdown()
+
+
 def read_nvml_light(
     nvml: Any = None, timeout: float = 3.0
 ) -> tuple[str | None, list[dict[str, Any]] | None, str]:
-    """(driver, [{"name", "cc", "memory_free"}], why-not) for compat.guard: no CUDA context is created."""
+    """(driver, [{"name", "cc", "memory_free"}], why-not) for compat.guard: no CUDA context is created.
+
+    The real pynvml runs in a child process (the guard's cold path pays for it; its warm path reads the cache).
+    """
     if nvml is None:
-        nvml, missing = load_pynvml()
-        if missing is not None:
-            return None, None, str(missing["error"]["message"])
+        res = in_child("light", timeout)
+    else:
+        from compat.probes._util import call_with_deadline
 
-    def light() -> dict[str, Any]:
-        try:
-            nvml.nvmlInit()
-        except Exception as exc:
-            return {"status": "error", "error": _err(exc)}
-        try:
-            drv = _text(nvml.nvmlSystemGetDriverVersion())
-            gpus = []
-            for i in range(int(nvml.nvmlDeviceGetCount())):
-                h = nvml.nvmlDeviceGetHandleByIndex(i)
-                f = _Fields()
-                for field, names, _args, conv in DEVICE_FIELDS:
-                    if field in ("name", "cc", "memory"):
-                        f.get(field, functools.partial(lambda n, h: _first(nvml, *n)(h), names, h), conv)
-                cc, mem = f.values.get("cc"), f.values.get("memory") or {}
-                gpus.append(
-                    {
-                        "name": f.values.get("name"),
-                        "cc": f"{cc[0]}.{cc[1]}" if cc else None,
-                        "memory_free": mem.get("free"),
-                    }
-                )
-            return {"status": "ok", "driver": drv, "gpus": gpus}
-        except Exception as exc:
-            return {"status": "error", "error": _err(exc)}
-        finally:
-            with contextlib.suppress(Exception):
-                nvml.nvmlShutdown()
-
-    res = call_with_deadline(light, timeout, "nvml-light")
+        res = call_with_deadline(lambda: acquire_light(nvml), timeout, "nvml-light")
     if res.get("status") == "ok":
         return res["driver"], res["gpus"], ""
     if res.get("status") == "timeout":
@@ -460,4 +520,6 @@ def read_nvml_light(
     err = res.get("error") or {}
     if err.get("kind") == "library-not-found":
         return None, [], "no NVIDIA driver (libnvidia-ml.so.1 not found)"
+    if err.get("kind") in ("crashed", "child-failed", "binding-missing"):
+        return None, None, str(err.get("message"))
     return None, None, f"NVML: {err.get('message', 'failed')}"

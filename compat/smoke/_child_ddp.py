@@ -105,6 +105,24 @@ def _err_text(exc: BaseException) -> dict[str, str]:
 # ------------------------------------------------------------------------------------------------ rank
 
 
+def _die_with_parent() -> Any:
+    """Linux: a preexec function giving the rank PR_SET_PDEATHSIG=SIGKILL, so that the ranks die with this
+    launcher, which itself dies with compat (compat._proc gives it the same): a SIGKILLed compat leaves no rank."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+    def preexec() -> None:
+        prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+
+    return preexec
+
+
 class Rank:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
@@ -454,6 +472,7 @@ class Launcher:
                     stderr=subprocess.STDOUT,
                     env=env,
                     cwd=self.workdir,
+                    preexec_fn=_die_with_parent(),  # noqa: PLW1509 - a prctl call only
                 )
             ranks.append(
                 {

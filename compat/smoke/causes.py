@@ -241,10 +241,8 @@ def diagnose(text: str) -> Optional[Cause]:
     """The most confident cause compat.explain finds in the text (the stand-in table without it), or None."""
     if not text.strip():
         return None
-    try:
-        from compat.explain import diagnose_text
-    except ImportError:
-        return builtin_diagnose(text)
+    from compat.explain import diagnose_text
+
     try:
         found = list(diagnose_text(text))
     except Exception:  # a bug in explain must not cost the smoke verdict

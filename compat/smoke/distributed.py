@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import re
-import shutil
 import sys
 import tempfile
 import time
@@ -20,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Callable, Optional
 
+from compat import _proc
 from compat.errors import InputError
 from compat.findings import Fix
 from compat.smoke import causes, harness
@@ -215,13 +215,13 @@ def run_distributed_result(
             details=base,
         )
     build = child_argv or default_argv(exe, nproc, device, steps, timeout, batch_size)
-    workdir = Path(tempfile.mkdtemp(prefix="compat-ddp-"))
+    workdir = Path(_proc.track_dir(tempfile.mkdtemp(prefix="compat-ddp-")))
     try:
         result_path = workdir / "result.json"
         argv = list(build(result_path, workdir, time.time()))
         run = harness.run_child(argv, result_path, timeout=timeout, env=env, cwd=str(workdir), grace=grace)
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        _proc.remove_dir(str(workdir))
     return classify(run, timeout=timeout, version=installed.get("torch"), base=base, t_begin=t_begin)
 
 

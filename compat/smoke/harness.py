@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Callable, Optional
 
+from compat import _proc
 from compat.smoke import oom
 
 MARKER = "@@compat-smoke"
@@ -145,12 +146,7 @@ def group_members(pgid: int, exclude: Sequence[int] = ()) -> Optional[list[int]]
     return out
 
 
-def _killpg(pgid: int, sig: int) -> bool:
-    try:
-        os.killpg(pgid, sig)
-        return True
-    except (ProcessLookupError, PermissionError):
-        return False
+_killpg = _proc.killpg
 
 
 class _Waiter:
@@ -266,15 +262,7 @@ def run_child(
     notes: list[str] = []
     with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:
         try:
-            proc = subprocess.Popen(
-                list(argv),
-                stdin=subprocess.DEVNULL,
-                stdout=out_f,
-                stderr=err_f,
-                start_new_session=True,
-                env=dict(env) if env is not None else None,
-                cwd=cwd,
-            )
+            proc = _proc.spawn(argv, stdout=out_f, stderr=err_f, env=env, cwd=cwd)
         except OSError as exc:
             return ChildRun(
                 tuple(argv),
@@ -316,6 +304,7 @@ def run_child(
             if proc.poll() is None:  # an exception in here (KeyboardInterrupt): take the group down anyway
                 _killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+            _proc.forget(proc)
             waiter.close()
         if leftovers and not timed_out:
             notes.append(f"{leftovers} process(es) it started were still running after it ended: killed")

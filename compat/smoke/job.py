@@ -6,8 +6,6 @@ import importlib.util
 import json
 import math
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -16,22 +14,17 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from compat import _proc
+from compat.distributions import providing
 from compat.findings import Fix
 from compat.smoke import causes, harness, oom
 from compat.smoke.result import SmokeOptions, SmokeResult
 
 HERE = Path(__file__).resolve().parent
 CHILD_SCRIPTS = {"torch": HERE / "_child_torch.py", "tensorflow": HERE / "_child_tf.py"}
-# Distributions that provide the `tensorflow` module.
-TF_DISTS = (
-    "tensorflow",
-    "tensorflow-cpu",
-    "tensorflow-gpu",
-    "tf-nightly",
-    "tensorflow-macos",
-    "tensorflow-intel",
-)
-DISTS = {"torch": ("torch",), "tensorflow": TF_DISTS}
+# Distributions that provide the `tensorflow` module (the one table: compat.distributions).
+TF_DISTS = providing("tensorflow")
+DISTS = {"torch": providing("torch"), "tensorflow": TF_DISTS}
 INSTALL = {
     # The wheel that fits this driver and GPU comes from the solver (issue 13): `compat suggest` names it.
     "torch": Fix(
@@ -104,19 +97,14 @@ def installed_here() -> dict[str, Optional[str]]:
 
 def installed_in(python: str) -> tuple[Optional[dict[str, Optional[str]]], str]:
     """Which frameworks another interpreter has: (mapping or None, why None)."""
-    try:
-        proc = subprocess.run(
-            [python, "-c", DETECT_CODE],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=DETECT_TIMEOUT,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
+    from compat._proc import run
+
+    res = run([python, "-c", DETECT_CODE], DETECT_TIMEOUT)
+    if res.status == "timeout":
         return None, f"{python} did not answer within {DETECT_TIMEOUT:g} s"
-    except OSError as exc:
-        return None, f"{python} could not run: {exc}"
-    out = proc.stdout.decode("utf-8", errors="replace")
+    if res.status in ("not-found", "error"):
+        return None, f"{python} could not run: {res.error}"
+    out = res.stdout
     for line in reversed(out.splitlines()):
         if line.startswith("@@compat-detect "):
             try:
@@ -125,8 +113,8 @@ def installed_in(python: str) -> tuple[Optional[dict[str, Optional[str]]], str]:
                 break
             if isinstance(doc, dict):
                 return {k: (str(v) if v is not None else None) for k, v in doc.items()}, ""
-    err = proc.stderr.decode("utf-8", errors="replace").strip().splitlines()
-    return None, f"{python} exited {proc.returncode}" + (f": {err[-1]}" if err else "")
+    err = res.stderr.strip().splitlines()
+    return None, f"{python} exited {res.returncode}" + (f": {err[-1]}" if err else "")
 
 
 def default_child_argv(python: str, options: SmokeOptions) -> ChildArgv:
@@ -222,7 +210,7 @@ def run_smoke(
                 details=base,
             )
     build = child_argv or default_child_argv(python, options)
-    workdir = tempfile.mkdtemp(prefix="compat-smoke-")
+    workdir = _proc.track_dir(tempfile.mkdtemp(prefix="compat-smoke-"))
     try:
         result_path = Path(workdir) / "result.json"
         argv = list(build(framework, result_path, time.time()))
@@ -237,7 +225,7 @@ def run_smoke(
             kernel_log=kernel_log,
         )
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        _proc.remove_dir(workdir)
     return classify(
         run,
         options=options,
@@ -446,6 +434,9 @@ def classify(
         fixes = cause.fixes + fixes
     if run.notes:
         details["notes"] = list(run.notes)
+        flood = [n for n in run.notes if "output passed" in n]
+        if flood and status != "passed":  # say why it was killed, in the text too (issue 19, item 11)
+            message = f"{message}; {flood[0]}"
 
     peak = _int(r.get("peak_memory_bytes"))
     if peak is not None:
@@ -481,3 +472,51 @@ def _losses_ok(losses: Sequence[float]) -> tuple[bool, str]:
     if not losses[-1] < losses[0]:
         return False, f"the loss did not decrease ({losses[0]:.6g} → {losses[-1]:.6g})"
     return True, ""
+
+
+def broken_by_probe(probes: Mapping[str, Any], framework: str = "auto") -> Optional[str]:
+    """Why the doctor's smoke job must not run because its framework probe already found the import broken.
+
+    A Python whose `import torch` hangs cost 141 s before (the 20 s import probe, then a 120 s smoke timeout on
+    the same hang, issue 19 item 10): what a probe found broken is not retried. None when the smoke may run.
+    """
+    fw = probes.get("frameworks") if isinstance(probes, Mapping) else None
+    if not isinstance(fw, Mapping):
+        return None
+    meta = fw.get("meta")
+    if isinstance(meta, Mapping) and meta.get("status") in ("timeout", "crashed"):
+        # The other interpreter itself hung or crashed at start-up: the smoke child would use it too.
+        return f"{fw.get('error') or 'the interpreter did not start'}; the smoke job would fail the same way"
+    children = fw.get("children")
+    if not isinstance(children, Mapping):
+        return None
+    order = ("torch", "tensorflow") if framework == "auto" else (framework,)
+    for name in order:
+        child = children.get(name)
+        if not isinstance(child, Mapping):
+            continue
+        status = child.get("status")
+        if status in ("timeout", "crashed"):
+            what = "hung" if status == "timeout" else f"crashed ({child.get('signal') or 'signal'})"
+            return (
+                f"the framework probe found `import {name}` {what}; the smoke job would fail the same way "
+                "(see the frameworks findings)"
+            )
+        if status in ("ok", "import-error", "failed"):
+            return None  # the framework the smoke job would pick answered: run it
+    return None
+
+
+def smoke_budget(started: float, timeout: float, default: float) -> float:
+    """Seconds left for the doctor's smoke job so that `doctor --timeout T` bounds the whole run.
+
+    The whole doctor run takes at most DOCTOR_BUDGET_FACTOR * T seconds (150 s with the default 5 s); the smoke
+    job gets what the probes left, at most `default`, at least 1 s.
+    """
+    left = DOCTOR_BUDGET_FACTOR * timeout - (time.monotonic() - started)
+    return max(1.0, min(default, left))
+
+
+DOCTOR_BUDGET_FACTOR = 30.0
+"""`compat doctor --timeout T` finishes within about 30 * T seconds: the probes (at most 4T + T + 2 s, capped at
+27 s by default) and the smoke job in what is left."""

@@ -11,18 +11,11 @@ OOM was global (host out of memory), so the count of the cgroup the smoke child 
 from __future__ import annotations
 
 import os
-import re
-import subprocess
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
-
-_KILLED_RE = re.compile(r"Killed process (\d+)")
-_OOM_KILL_PID_RE = re.compile(r"oom-kill:.*?[,:]pid=(\d+)")
-_STAMP_RE = re.compile(r"^\[\s*(\d+(?:\.\d+)?)\]")
 
 
 @dataclass(frozen=True)
@@ -96,39 +89,21 @@ def uptime() -> Optional[float]:
 
 
 def parse_kernel_log(text: str, since: Optional[float] = None) -> list[int]:
-    """PIDs the OOM killer killed, from `dmesg` lines; with `since`, only lines stamped at or after it."""
-    pids: list[int] = []
-    for line in text.splitlines():
-        if since is not None:
-            m = _STAMP_RE.match(line)
-            if m and float(m.group(1)) < since:
-                continue
-        for rx in (_KILLED_RE, _OOM_KILL_PID_RE):
-            for hit in rx.finditer(line):
-                pid = int(hit.group(1))
-                if pid not in pids:
-                    pids.append(pid)
-    return pids
+    """PIDs the OOM killer killed, from kernel-log lines (the one parser: compat.probes.health.oom_pids)."""
+    from compat.probes.health import oom_pids
+
+    return oom_pids(text, since)
 
 
 def read_kernel_log(timeout: float = 5.0) -> tuple[Optional[str], str]:
-    """Acquire: (the kernel log or None, where it came from or why not). Often unreadable without root."""
-    argv: Sequence[str] = ("dmesg",)
-    try:
-        proc = subprocess.run(
-            list(argv),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-            env={**os.environ, "LC_ALL": "C"},
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        return None, f"dmesg could not run ({exc})"
-    if proc.returncode != 0:
-        err = proc.stderr.decode("utf-8", errors="replace").strip().splitlines()
-        return None, f"dmesg exited {proc.returncode}" + (f": {err[0]}" if err else "")
-    return proc.stdout.decode("utf-8", errors="replace"), "dmesg"
+    """Acquire: (the kernel log or None, where it came from or why not), by the one kernel-log reader."""
+    from compat.probes._util import HostFS
+    from compat.probes.health import read_log
+
+    text, source, tried = read_log(HostFS(), os.environ, timeout)
+    if text is not None:
+        return text, source
+    return None, "; ".join(f"{t['source']}: {t['error']}" for t in tried) or "no kernel log"
 
 
 @dataclass(frozen=True)

@@ -76,17 +76,9 @@ class _Builder:
 
 def load_documents(path: Path, what: str) -> list[Any]:
     """Every YAML document of `path` as YMap/YList/scalars; InputError (one line) for anything unreadable."""
-    try:
-        if path.is_dir():
-            raise InputError(f"{str(path)!r} is a directory, not a {what}")
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            raise InputError(f"{str(path)!r} is {size} bytes; a {what} over {MAX_BYTES} bytes is not read")
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{what} {str(path)!r} does not exist") from None
-    except OSError as exc:
-        raise InputError(f"{what} {str(path)!r} cannot be read: {exc.strerror or exc}") from None
+    from compat.inputs import read_bytes
+
+    data = read_bytes(str(path), what, MAX_BYTES)  # the one capped reader: FIFOs, devices, huge files refused
     if b"\x00" in data:
         raise InputError(f"{str(path)!r} is a binary file, not a {what}")
     text = data.decode("utf-8", errors="replace")

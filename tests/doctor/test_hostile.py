@@ -5,6 +5,7 @@ probe concerned, inside its time and memory bound; never as an exception out of 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any, Callable
 
 import pytest
 
+from compat import cache
 from compat.probes import frameworks, gather_facts, health, nvidia_smi, nvml, toolkits
 from compat.probes._util import MAX_OUTPUT, HostFS
 from compat.probes.checks import doctor_checks
@@ -296,7 +298,7 @@ def test_other_interpreter_reporting_a_malformed_version(tmp_path: Path) -> None
 def test_deeply_nested_import_cache_is_ignored(tmp_path: Path) -> None:
     env = env_with(COMPAT_CACHE_DIR=str(tmp_path / "cache"))
     (tmp_path / "cache").mkdir()
-    (tmp_path / "cache" / "doctor-import-k.json").write_text("[" * 100_000)
+    (tmp_path / "cache" / "doctor-import-k.bin").write_text("[" * 100_000)
     assert frameworks.load_cached(env, "k", time.time()) is None
 
 
@@ -305,9 +307,22 @@ def test_import_cache_of_the_wrong_shape_is_ignored(tmp_path: Path) -> None:
     (tmp_path / "cache").mkdir()
     now = time.time()
     for child in ({"status": "ok", "result": "not a mapping"}, {"status": "crashed", "result": {}}):
-        doc = {"format": frameworks.CACHE_FORMAT, "at": now, "child": child}
-        (tmp_path / "cache" / "doctor-import-k.json").write_text(json.dumps(doc))
+        doc = {"at": now, "child": child}
+        assert cache.store(str(tmp_path / "cache" / "doctor-import-k.bin"), frameworks.CACHE_FORMAT, doc)
         assert frameworks.load_cached(env, "k", now) is None
+
+
+def test_import_cache_round_trips_and_a_fifo_is_not_read(tmp_path: Path) -> None:
+    env = env_with(COMPAT_CACHE_DIR=str(tmp_path / "cache"))
+    now = time.time()
+    child = {"status": "ok", "result": {"torch": {"version": "2.5.1"}}}
+    frameworks.store_cached(env, "k", child, now)
+    hit = frameworks.load_cached(env, "k", now)
+    assert hit is not None and hit["result"] == child["result"] and hit["cached"] is True
+    os.mkfifo(tmp_path / "cache" / "doctor-import-f.bin")  # on main: open() blocks forever on the FIFO
+    t0 = time.monotonic()
+    assert frameworks.load_cached(env, "f", now) is None
+    assert time.monotonic() - t0 < 1
 
 
 def test_framework_child_writing_deeply_nested_json(tmp_path: Path) -> None:

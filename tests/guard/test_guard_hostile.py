@@ -122,7 +122,7 @@ def test_garbage_from_nvml_is_not_an_exception(env: dict[str, str]) -> None:
     light = nvml.read_nvml_light(GarbageNvml.recorded("v100-535.171.04.json"), 5)
     assert light[0] == "N/A" and light[1] is not None and light[1][0]["cc"] == "255.254"
     found = startup._evaluate(env, True, light)  # require_gpu: the GPU itself is still seen
-    assert all(f.id != "gpu.none" for f in found)
+    assert all(f.id != "gpu.none" for f, _ in found)
 
 
 def test_off_does_nothing(tmp_path: Path) -> None:

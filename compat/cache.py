@@ -1,0 +1,133 @@
+"""The one cache: where it lives (one directory) and how an entry is stored (one format), for the guard's verdicts
+and the doctor's framework imports.
+
+Light on purpose: the guard's warm path imports this module, so no pathlib, re, typing, json or dataclasses.
+
+Directory: ``COMPAT_CACHE_DIR`` if set (made absolute); else the platform's user cache directory: on Linux the
+XDG rule (``$XDG_CACHE_HOME/compat`` or ``~/.cache/compat``, written out here as platformdirs does it, because
+importing platformdirs pulls in pathlib and re, milliseconds the guard's warm path must not pay); elsewhere
+``platformdirs.user_cache_dir("compat")`` (Windows known folders, macOS Library/Caches). Never a relative path:
+with no usable home directory (``docker run -u 12345``: no HOME, no passwd entry, so ``~`` stays ``~``) the cache
+goes to a per-user folder in the temporary directory, never to a folder literally named ``~`` in the user's
+repository (issue 19, item 8).
+
+Format: ``MAGIC``, the CRC-32 of the payload (4 bytes, big-endian), then a ``marshal`` payload of plain dicts,
+lists and strings. marshal is not safe on damaged data (7 random bytes can make it allocate 16 GB), so only a
+payload whose checksum matches is unmarshalled. Reads are capped and refuse anything but a regular file (a FIFO
+named like the cache file must not hang compat).
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import stat
+import sys
+import zlib
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, Optional
+
+CACHE_ENV = "COMPAT_CACHE_DIR"
+MAGIC = b"compat-cache\n"
+MAX_BYTES = 4 << 20
+"""A cache file larger than this is not ours: ignored."""
+
+
+def _fallback(environ: Mapping[str, str]) -> str:
+    import tempfile
+
+    uid = os.getuid() if hasattr(os, "getuid") else "user"
+    return os.path.join(tempfile.gettempdir(), f"compat-cache-{uid}")
+
+
+def cache_dir(environ: Optional[Mapping[str, str]] = None) -> str:
+    """The absolute path of compat's cache directory (it may not exist yet)."""
+    env = os.environ if environ is None else environ
+    explicit = env.get(CACHE_ENV)
+    if explicit:
+        return os.path.abspath(explicit)
+    home = os.path.expanduser("~")
+    if sys.platform.startswith("linux") or not sys.platform.startswith(("win", "darwin")):
+        xdg = (env.get("XDG_CACHE_HOME") or "").strip()
+        if xdg and os.path.isabs(xdg):  # the XDG spec: a relative value is invalid and ignored
+            return os.path.join(xdg, "compat")
+        if not os.path.isabs(home) or home == "/":
+            return _fallback(env)
+        return os.path.join(home, ".cache", "compat")
+    if not os.path.isabs(home):
+        return _fallback(env)
+    import platformdirs
+
+    path = platformdirs.user_cache_dir("compat", appauthor=False)
+    return path if os.path.isabs(path) else _fallback(env)
+
+
+def read_regular(path: str, limit: int = MAX_BYTES) -> Optional[bytes]:
+    """The bytes of a regular file of at most `limit` bytes, or None (absent, not a regular file, too big).
+
+    Opened non-blocking, so that a FIFO or a device named like the file answers at once instead of hanging.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks = []
+        size = 0
+        while True:
+            data = os.read(fd, 1 << 16)
+            if not data:
+                break
+            size += len(data)
+            if size > limit:
+                return None
+            chunks.append(data)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def load(path: str, fmt: int) -> Optional[dict[str, Any]]:
+    """The entry stored at `path` by `store` with format number `fmt`, or None (absent, damaged, other format)."""
+    data = read_regular(path)
+    if data is None or not data.startswith(MAGIC):
+        return None
+    n = len(MAGIC)
+    payload = data[n + 4 :]
+    if int.from_bytes(data[n : n + 4], "big") != zlib.crc32(payload):
+        return None
+    try:
+        doc = marshal.loads(payload)  # our own file of plain values, checksum verified
+    except (ValueError, EOFError, TypeError, MemoryError, RecursionError):
+        return None
+    if not isinstance(doc, dict) or doc.get("format") != fmt:
+        return None
+    return doc
+
+
+def store(path: str, fmt: int, doc: Mapping[str, Any]) -> bool:
+    """Write `doc` (plain values) atomically; False when the cache is unwritable (never an exception)."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        payload = marshal.dumps({**doc, "format": fmt})
+    except ValueError:  # not plain values: a programming error, but a cache is never fatal
+        return False
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "wb") as fh:
+            fh.write(MAGIC + zlib.crc32(payload).to_bytes(4, "big") + payload)
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return False

@@ -1,0 +1,271 @@
+"""Frameworks (imports, CUDA availability, pins), the interpreter, environment settings and probes that failed."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator, Mapping
+
+from packaging.version import InvalidVersion, Version
+
+from compat.checks.doctor_common import (
+    ENV_LAUNCH_BLOCKING,
+    ENV_SETTINGS,
+    FRAMEWORK_IMPORT,
+    FRAMEWORK_NO_CUDA,
+    FRAMEWORK_PINS,
+    PROBE_FAILED,
+    PYTHON_INTERPRETER,
+    _env,
+    _probe,
+)
+from compat.checks.registry import check
+from compat.findings import Finding, Fix, Skip
+from compat.resolver import Ctx, Result, driver_can_run
+from compat.solver.commands import tf_and_cuda
+
+
+def _driver_explains(ctx: Ctx, cuda: str | None) -> bool:
+    """The resolver's driver.cuda error already explains a framework not seeing CUDA (no cascade)."""
+    if ctx.driver is None or not cuda:
+        return False
+    try:
+        return driver_can_run(ctx.m, ctx.driver, Version(cuda), ctx.driver_os()) == "no"
+    except InvalidVersion:
+        return False
+
+
+@check(
+    "doctor.frameworks",
+    ids=(FRAMEWORK_IMPORT, FRAMEWORK_NO_CUDA, FRAMEWORK_PINS, PYTHON_INTERPRETER),
+    entry_points=("doctor", "check", "explain"),
+)
+def check_frameworks(ctx: Ctx) -> Iterator[Result]:
+    from compat.probes.frameworks import describe_child
+
+    fw = _probe(ctx, "frameworks")
+    if fw is None:
+        yield Skip(FRAMEWORK_IMPORT, "no frameworks probe data")
+        return
+    if fw.get("status") == "error":
+        meta = fw.get("meta") or {}
+        out = str(meta.get("output") or "").strip()
+        yield Finding(
+            PYTHON_INTERPRETER,
+            "error",
+            f"The Python interpreter {fw.get('python_executable')} is broken",
+            f"{fw.get('error')}." + (f" Its output: {out[-600:]!r}" if out else ""),
+            (
+                Fix(
+                    "Run it by hand",
+                    f"{shlex.quote(str(fw.get('python_executable')))} -c 'import sys; print(sys.version)'",
+                ),
+            ),
+            {"python": fw.get("python_executable")},
+            group="frameworks",
+        )
+        return
+    if fw.get("status") in ("timeout",):
+        yield Skip(FRAMEWORK_IMPORT, f"frameworks probe: {fw.get('error')}")
+        return
+    for c in fw.get("conflicts") or []:
+        yield Finding(
+            FRAMEWORK_PINS,
+            "error",
+            f"{c['framework']} {c.get('framework_version') or ''} needs {c['dist']}{c['requires']}, "
+            f"{c['installed']} is installed".replace("  ", " "),
+            f"{c['framework']} {c.get('framework_version') or ''} requires {c['dist']}{c['requires']}"
+            + (" (its [and-cuda] extra)" if c.get("extra") else "")
+            + f" but {c['dist']} {c['installed']} is installed — typically because another framework in the same "
+            "environment pinned a different version. The framework then loads a library it was not built against "
+            "('cuDNN version incompatibility', 'undefined symbol', or silently no GPU).",
+            (
+                Fix(
+                    "Give each framework its own virtual environment",
+                    "python -m venv .venv-tf && .venv-tf/bin/pip install 'tensorflow[and-cuda]'",
+                ),
+                Fix(
+                    f"Or reinstall the version {c['framework']} needs",
+                    f"pip install '{c['dist']}{c['requires']}'",
+                ),
+            ),
+            {
+                "framework": c["framework"],
+                "dist": c["dist"],
+                "installed": c["installed"],
+                "requires": c["requires"],
+            },
+            group="frameworks",
+        )
+    for mode, child in sorted((fw.get("children") or {}).items()):
+        if not isinstance(child, Mapping):
+            continue
+        st = child.get("status")
+        label = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX"}.get(mode, mode)
+        if st == "skipped":
+            continue
+        if st in ("crashed", "timeout", "import-error", "failed", "not-run", "error"):
+            doc = child.get("result") or {}
+            out = str(child.get("output") or "").strip()
+            tb = str(doc.get("traceback") or "").strip()
+            detail = tb.splitlines()[-1] if tb else ""
+            yield Finding(
+                FRAMEWORK_IMPORT,
+                "error",
+                f"import {mode} {describe_child(child)}",
+                f"A child interpreter that only imports {label} {describe_child(child)}."
+                + (f" {detail}." if detail and detail not in describe_child(child) else "")
+                + (f" Its output ends with: {out[-800:]!r}." if out else "")
+                + " Your training script dies the same way (a 'kernel died' in Jupyter).",
+                (
+                    Fix(
+                        "Reproduce it",
+                        f"{shlex.quote(str(fw.get('executable') or 'python'))} -X faulthandler -c "
+                        f"'import {mode}'",
+                    ),
+                ),
+                {"framework": mode, "status": st, "signal": child.get("signal")},
+                group="frameworks",
+            )
+            continue
+        doc = child.get("result") or {}
+        gpu_present = bool(ctx.facts.gpus)
+        if mode == "torch" and doc.get("cuda") and gpu_present and doc.get("cuda_available") is False:
+            if _driver_explains(ctx, doc.get("cuda")):
+                continue
+            warn = "; ".join(str(w) for w in doc.get("warnings") or [])
+            yield Finding(
+                FRAMEWORK_NO_CUDA,
+                "error",
+                f"torch {doc.get('version')} cannot use the GPU",
+                f"torch {doc.get('version')} is a CUDA {doc.get('cuda')} build and this machine has a GPU, but "
+                "torch.cuda.is_available() is False" + (f": {warn}" if warn else "") + ".",
+                (
+                    Fix(
+                        "See the driver and environment findings; reproduce with",
+                        "python -c 'import torch; print(torch.cuda.is_available())'",
+                    ),
+                ),
+                {"torch": doc.get("version"), "torch_cuda": doc.get("cuda")},
+                group="frameworks",
+            )
+        if mode == "tensorflow":
+            bi = doc.get("build_info") or {}
+            if bi.get("is_cuda_build") and gpu_present and doc.get("gpus") == []:
+                if _driver_explains(ctx, bi.get("cuda_version")):
+                    continue
+                out = str(child.get("output") or "")
+                hint = next(
+                    (
+                        ln.strip()
+                        for ln in out.splitlines()
+                        if "Could not load dynamic library" in ln or "Cannot dlopen" in ln
+                    ),
+                    "",
+                )
+                yield Finding(
+                    FRAMEWORK_NO_CUDA,
+                    "error",
+                    f"TensorFlow {doc.get('version')} sees no GPU",
+                    f"TensorFlow {doc.get('version')} is a CUDA {bi.get('cuda_version')} build and this machine has a "
+                    "GPU, but tf.config.list_physical_devices('GPU') is empty"
+                    + (f" ({hint})" if hint else "")
+                    + ". TensorFlow silently falls back to the CPU.",
+                    (
+                        Fix(
+                            "Install the CUDA libraries TensorFlow pins",
+                            tf_and_cuda(doc.get("version")),
+                        ),
+                    ),
+                    {"tensorflow": doc.get("version")},
+                    group="frameworks",
+                )
+        if (
+            mode == "jax"
+            and gpu_present
+            and doc.get("backend") == "cpu"
+            and any(k.startswith(("jax-cuda", "jax-plugin")) for k in (fw.get("distributions") or {}))
+        ):
+            yield Finding(
+                FRAMEWORK_NO_CUDA,
+                "warning",
+                f"JAX {doc.get('version')} runs on the CPU",
+                "A JAX CUDA plugin is installed and this machine has a GPU, but jax.default_backend() is 'cpu'.",
+                (Fix("Reinstall JAX with its CUDA plugin", "pip install -U 'jax[cuda12]'"),),
+                {"jax": doc.get("version")},
+                group="frameworks",
+            )
+
+
+# ------------------------------------------------------------------ environment
+
+
+_SETTING_NOTES = {
+    "PYTORCH_CUDA_ALLOC_CONF": "PyTorch's CUDA caching allocator settings",
+    "PYTORCH_ALLOC_CONF": "PyTorch's allocator settings",
+    "TF_FORCE_GPU_ALLOW_GROWTH": "TensorFlow grows GPU memory instead of taking it all at start",
+    "XLA_PYTHON_CLIENT_PREALLOCATE": "JAX preallocation (default: 75% of GPU memory at first use)",
+    "XLA_PYTHON_CLIENT_MEM_FRACTION": "share of GPU memory JAX preallocates",
+    "CUDA_DEVICE_ORDER": "GPU numbering (FASTEST_FIRST by default, PCI_BUS_ID matches nvidia-smi)",
+    "CUDA_MODULE_LOADING": "CUDA lazy loading",
+    "CUBLAS_WORKSPACE_CONFIG": "cuBLAS workspace (deterministic mode)",
+    "NCCL_P2P_DISABLE": "NCCL peer-to-peer disabled: multi-GPU traffic goes through host memory",
+    "NCCL_IB_DISABLE": "NCCL InfiniBand disabled",
+    "LD_PRELOAD": "libraries preloaded into every process",
+}
+
+
+@check(
+    "doctor.environment",
+    ids=(ENV_LAUNCH_BLOCKING, ENV_SETTINGS),
+    entry_points=("doctor", "check", "explain"),
+)
+def check_environment(ctx: Ctx) -> Iterator[Result]:
+    env = _env(ctx)
+    if not env:
+        yield Skip(ENV_SETTINGS, "no environment probe data")
+        return
+    v = dict(env.get("vars") or {})
+    clb = v.get("CUDA_LAUNCH_BLOCKING")
+    if clb is not None and clb.strip() not in ("", "0"):
+        yield Finding(
+            ENV_LAUNCH_BLOCKING,
+            "warning",
+            f"CUDA_LAUNCH_BLOCKING={clb} makes every kernel launch synchronous",
+            "CUDA_LAUNCH_BLOCKING is a debugging switch: every kernel waits for the previous one, which makes "
+            "training several times slower.",
+            (Fix("Unset it once debugging is done", "unset CUDA_LAUNCH_BLOCKING"),),
+            {"CUDA_LAUNCH_BLOCKING": clb},
+            group="environment",
+        )
+    shown = {
+        k: val for k, val in v.items() if k in _SETTING_NOTES or (k.startswith("NCCL_") and k != "NCCL_DEBUG")
+    }
+    if shown:
+        lines = "; ".join(
+            f"{k}={val!r}" + (f" ({_SETTING_NOTES[k]})" if k in _SETTING_NOTES else "")
+            for k, val in sorted(shown.items())
+        )
+        yield Finding(
+            ENV_SETTINGS,
+            "info",
+            f"{len(shown)} setting(s) change how CUDA or the frameworks behave",
+            f"Set in this environment: {lines}.",
+            (),
+            {"vars": sorted(shown)},
+            group="environment",
+        )
+
+
+@check(
+    "doctor.probe-failures",
+    ids=(PROBE_FAILED,),
+    entry_points=("doctor", "check", "explain"),
+)
+def check_probe_failures(ctx: Ctx) -> Iterator[Result]:
+    """A probe that crashed or timed out is said once, with its reason (never silently passed)."""
+    meta = _probe(ctx, "meta") or {}
+    for name in meta.get("probes") or []:
+        p = _probe(ctx, name)
+        if p is not None and p.get("status") in ("timeout", "error") and name not in ("nvml", "frameworks"):
+            err = p.get("error")
+            yield Skip(f"{PROBE_FAILED}.{name}", str(err.get("message") if isinstance(err, Mapping) else err))

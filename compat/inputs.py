@@ -1,0 +1,132 @@
+"""The one capped reader for every file compat reads as input (snapshot, Dockerfile, fleet report, matrix file,
+build-context requirements, logs), and for standard input.
+
+It counts bytes while reading (a size check with getsize sees 0 for /dev/zero), opens non-blocking and refuses
+anything that is not a regular file (a FIFO would hang, a device never ends), and says what is wrong in one
+line: an InputError, which the CLI prints as one stderr line with exit 2 (issue 19, items 3 and 6).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import sys
+from typing import BinaryIO, Optional
+
+DEFAULT_CAP = 64 << 20
+"""Bytes: larger than any real snapshot, Dockerfile, fleet report or matrix file; logs are capped by their reader."""
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:g} MiB" if n >= 2**20 else f"{n} bytes"
+
+
+def _why(exc: OSError) -> str:
+    code = exc.errno
+    if code == errno.ENOENT:
+        return "does not exist"
+    if code == errno.ENOTDIR:
+        return "a part of its path is not a directory"
+    if code == errno.EISDIR:
+        return "is a directory, not a file"
+    if code == errno.ELOOP:
+        return "is a symbolic link loop"
+    if code in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    return (exc.strerror or str(exc)).lower()
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def read_bytes(path: str, what: str, cap: int = DEFAULT_CAP) -> bytes:
+    """The bytes of regular file `path`; InputError naming `what` ("snapshot", "--matrix file") otherwise."""
+    from compat.errors import InputError
+
+    shown = path if len(path) <= 200 else path[:200] + "…"
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise InputError(f"{what} {shown!r}: {_why(exc)}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise InputError(f"{what} {shown!r} is {_kind(mode)}, not a regular file")
+        return _read_fd(fd, f"{what} {shown!r}", cap)
+    except OSError as exc:
+        raise InputError(f"{what} {shown!r}: {_why(exc)}") from None
+    finally:
+        os.close(fd)
+
+
+def _read_fd(fd: int, name: str, cap: int) -> bytes:
+    from compat.errors import InputError
+
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        data = os.read(fd, min(1 << 20, cap + 1 - size) or 1)
+        if not data:
+            break
+        size += len(data)
+        if size > cap:
+            raise InputError(f"{name} is larger than {_mib(cap)}: refused")
+        chunks.append(data)
+    return b"".join(chunks)
+
+
+def read_text(path: str, what: str, cap: int = DEFAULT_CAP) -> str:
+    """read_bytes decoded as UTF-8, with undecodable bytes replaced."""
+    return read_bytes(path, what, cap).decode("utf-8", errors="replace")
+
+
+def stdin_stream() -> BinaryIO:
+    """Standard input as bytes; InputError (exit 2) when it is closed (`compat explain - <&-`)."""
+    from compat import _runtime
+    from compat.errors import InputError
+
+    stream: Optional[BinaryIO] = getattr(sys.stdin, "buffer", None) if sys.stdin is not None else None
+    if stream is None or _runtime.STDIN_CLOSED:
+        raise InputError("standard input is closed: give a file, or pipe the log in")
+    if _endless_device(stream):
+        raise InputError("standard input is a device that never ends (such as /dev/zero): give a file")
+    return stream
+
+
+def _endless_device(stream: BinaryIO) -> bool:
+    """A character or block device on stdin that is neither a terminal nor /dev/null (`< /dev/zero`)."""
+    try:
+        fd = stream.fileno()
+        st = os.fstat(fd)
+    except (OSError, ValueError):  # not a real descriptor (tests pass a BytesIO)
+        return False
+    if not (stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)) or os.isatty(fd):
+        return False
+    try:
+        return st.st_rdev != os.stat(os.devnull).st_rdev
+    except OSError:
+        return True
+
+
+def read_stdin(what: str, cap: int = DEFAULT_CAP) -> bytes:
+    """All of standard input, counted while read; InputError when closed or over the cap."""
+    from compat.errors import InputError
+
+    stream = stdin_stream()
+    try:
+        data = stream.read(cap + 1)
+        if len(data) > cap:
+            raise InputError(f"{what} is larger than {_mib(cap)}: refused")
+        return data
+    except OSError as exc:
+        raise InputError(f"{what}: {_why(exc)}") from None
