@@ -72,15 +72,17 @@ def spawn(
     stderr: _File = subprocess.PIPE,
     env: Optional[Mapping[str, str]] = None,
     cwd: Optional[str] = None,
+    stdin: _File = subprocess.DEVNULL,
 ) -> subprocess.Popen[bytes]:
-    """Start argv (never through a shell) with stdin closed, in a new session, dying with compat.
+    """Start argv (never through a shell) with stdin closed (unless a helper child reads a pipe from compat), in
+    a new session, dying with compat.
 
     The child is recorded until `reap` (or `run`) sees it finish, so that `kill_all` can take its group down.
     Raises OSError like subprocess.Popen when it cannot start.
     """
     proc = subprocess.Popen(
         [str(a) for a in argv],
-        stdin=subprocess.DEVNULL,
+        stdin=stdin,
         stdout=stdout,
         stderr=stderr,
         env=dict(env) if env is not None else None,

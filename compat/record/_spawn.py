@@ -1,4 +1,5 @@
-"""The one place the recorder starts a process (to switch to compat._proc with one edit once it lands)."""
+"""The one place the recorder starts a process: through compat._proc (own session, dies with compat, killed with
+compat's other children on TERM/HUP/INT)."""
 
 from __future__ import annotations
 
@@ -12,14 +13,9 @@ def spawn_reader(argv: Sequence[str], *, stderr_path: str | None = None) -> subp
     with `stop`."""
     err = open(stderr_path, "ab") if stderr_path else subprocess.DEVNULL  # noqa: SIM115 - handed to the child
     try:
-        return subprocess.Popen(
-            list(argv),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=err,
-            start_new_session=True,
-            close_fds=True,
-        )
+        from compat import _proc
+
+        return _proc.spawn(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
     finally:
         if not isinstance(err, int):
             err.close()
@@ -40,3 +36,6 @@ def stop(proc: subprocess.Popen[bytes], timeout: float = 2.0) -> None:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:  # pragma: no cover - an unkillable child (D state)
             pass
+    from compat import _proc
+
+    _proc.forget(proc)

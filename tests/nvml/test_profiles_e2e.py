@@ -160,10 +160,6 @@ def test_nvml_hang_is_a_finding_not_a_hang(fake_nvml: FakeNvmlLib, bare_python: 
     assert any(f["id"] == "driver.nvml" for f in rep["findings"]), rep["findings"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="NVML still runs in the doctor's own process; issue 19 (H3) moves it to a child. Remove this marker then.",
-)
 def test_nvml_crash_is_a_finding_not_a_crash(
     fake_nvml: FakeNvmlLib, bare_python: str, tmp_path: Path
 ) -> None:
