@@ -57,6 +57,15 @@ def _parse_build(raw: str, what: str) -> str:
     return text
 
 
+def _parse_jax(raw: str) -> str:
+    from compat.jaxmatrix import parse_jax
+
+    try:
+        return parse_jax(raw).raw
+    except ValueError as exc:
+        raise InputError(f"malformed JAX version: {exc}") from None
+
+
 # Scalar facts: name -> (parser returning the normalised value, description). The names are the
 # `compat check` flags and the COMPAT_OVERRIDE_<NAME> variables; they are a public contract.
 FACT_PARSERS: dict[str, tuple[Callable[[str], str], str]] = {
@@ -71,6 +80,8 @@ FACT_PARSERS: dict[str, tuple[Callable[[str], str], str]] = {
     "torch_cudnn": (_parse_cudnn, "cuDNN version PyTorch uses"),
     "torch_archs": (_parse_archs, "architectures compiled into PyTorch"),
     "tensorflow": (lambda r: str(parse_version(r, "TensorFlow version")), "TensorFlow version"),
+    "jax": (lambda r: _parse_jax(r), "JAX version (0.10.2, or 0.10.2+cuda12 with its CUDA plugin)"),
+    "jaxlib": (lambda r: str(parse_version(r, "jaxlib version")), "jaxlib version"),
     "tf_cuda": (_parse_cuda, "CUDA version TensorFlow was built with"),
     "tf_cudnn": (_parse_cudnn, "cuDNN version TensorFlow was built with"),
     "tf_archs": (_parse_archs, "architectures compiled into TensorFlow"),
@@ -86,10 +97,11 @@ FACT_PARSERS: dict[str, tuple[Callable[[str], str], str]] = {
 DERIVED = {
     "torch": ("torch_cuda", "torch_cudnn", "torch_archs", "torch_build"),
     "tensorflow": ("tf_cuda", "tf_cudnn", "tf_archs", "tf_build", "tf_and_cuda"),
+    "jax": ("jaxlib",),
 }
 
 OVERRIDE_PREFIX = "COMPAT_OVERRIDE_"
-OVERRIDABLE = ("driver", "gpu", "cc", "cuda", "cudnn", "torch", "tensorflow", "python", "os")
+OVERRIDABLE = ("driver", "gpu", "cc", "cuda", "cudnn", "torch", "tensorflow", "jax", "python", "os")
 
 
 @dataclass(frozen=True)

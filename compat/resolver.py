@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
-from compat.checks import arch, cudnn, driver, frameworks, gpu, known, python, tensorflow, torch, unknown
+from compat.checks import arch, cudnn, driver, frameworks, gpu, jax, known, python, tensorflow, torch, unknown
 from compat.checks.arch import TOOLKIT_ARCH, WHEEL_ARCH, check_toolkit_arch, check_wheel_arch
 from compat.checks.context import (
     UNKNOWN_GPU,
@@ -99,6 +99,7 @@ CHECKS: tuple[Callable[[Ctx], Iterator[Result]], ...] = (
     check_toolkit_arch,
     check_python,
     check_tensorflow,
+    jax.check_jax_release,
     check_cudnn,
     check_cpu_build,
     check_known_issues,

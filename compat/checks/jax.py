@@ -15,6 +15,7 @@ from typing import Any, Optional, Union
 
 from packaging.version import InvalidVersion, Version
 
+from compat.checks.registry import check
 from compat.findings import Finding, Fix, Skip
 from compat.jaxmatrix import JaxCudaBuild, JaxRelease, JaxSpec, JaxTable
 from compat.versions import CC
@@ -75,6 +76,12 @@ def install_command(release: JaxRelease, major: int | None) -> str:
         # The extra as JAX's page spelled it then (cuda12_pip), from JAX's own index of jaxlib+cuda builds.
         return f'pip install -U "jax[{extra.replace("-", "_")}]=={release.version}" -f {build.index}'
     return f'pip install -U "jax[{extra}]=={release.version}"'
+
+
+def install_fix(text: str, release: JaxRelease, major: int | None) -> Fix:
+    """A shell fix that installs `release` (with its CUDA `major` build) and says so in `changes`."""
+    label = release.version + (f"+cuda{major}" if major is not None else "")
+    return Fix(text, install_command(release, major), changes=(("jax", label),))
 
 
 def driver_floor(table: JaxTable, matrix: Any, major: int) -> tuple[str | None, str]:
@@ -147,7 +154,7 @@ def _fix_release(f: JaxFacts, table: JaxTable, matrix: Any) -> tuple[Fix, ...]:
     if best is None:
         return (Fix("No JAX release in the matrix runs on these facts; upgrade the NVIDIA driver first."),)
     r, major = best
-    return (Fix(f"Install jax {r.version} with its CUDA {major} build:", install_command(r, major)),)
+    return (install_fix(f"Install jax {r.version} with its CUDA {major} build:", r, major),)
 
 
 def check_jax(f: JaxFacts, table: JaxTable, matrix: Any = None) -> Iterator[Result]:
@@ -203,7 +210,7 @@ def check_jax(f: JaxFacts, table: JaxTable, matrix: Any = None) -> Iterator[Resu
                 f"jaxlib {f.jaxlib} does not fit jax {release.version} (needs jaxlib {release.jaxlib})",
                 "jax refuses to import with a jaxlib outside the range its release declares (the jaxlib ≤ jax "
                 "rule and the minimum jaxlib).",
-                (Fix("Reinstall the matching pair:", install_command(release, spec.cuda_major)),),
+                (install_fix("Reinstall the matching pair:", release, spec.cuda_major),),
                 {**facts, "jaxlib": f.jaxlib},
                 group="frameworks",
             )
@@ -213,9 +220,8 @@ def check_jax(f: JaxFacts, table: JaxTable, matrix: Any = None) -> Iterator[Resu
             majors = _usable_majors(f, release, table, matrix)
             fixes = (
                 [
-                    Fix(
-                        f"Install jax {release.version} with its CUDA {majors[0]} build:",
-                        install_command(release, majors[0]),
+                    install_fix(
+                        f"Install jax {release.version} with its CUDA {majors[0]} build:", release, majors[0]
                     )
                 ]
                 if majors and _build_known(release.build_for(majors[0]))
@@ -239,7 +245,7 @@ def check_jax(f: JaxFacts, table: JaxTable, matrix: Any = None) -> Iterator[Resu
         majors = sorted({b.major for b in release.cuda}, reverse=True)
         other = [m for m in _usable_majors(f, release, table, matrix) if _build_known(release.build_for(m))]
         fixes = (
-            [Fix(f"Use its CUDA {other[0]} build:", install_command(release, other[0]))]
+            [install_fix(f"Use its CUDA {other[0]} build:", release, other[0])]
             if other
             else _fix_release(f, table, matrix)
         )
@@ -287,14 +293,11 @@ def check_jax(f: JaxFacts, table: JaxTable, matrix: Any = None) -> Iterator[Resu
                 for m in _usable_majors(f, release, table, matrix)
                 if m != major and _build_known(release.build_for(m))
             ]
-            fixes = [Fix(f"Install NVIDIA driver ≥ {floor} (CUDA {major}.x).")]
+            fixes = [Fix(f"Install NVIDIA driver ≥ {floor} (CUDA {major}.x).", changes=(("driver", floor),))]
             if other:
                 fixes.insert(
                     0,
-                    Fix(
-                        f"Or keep this driver and use the CUDA {other[0]} build:",
-                        install_command(release, other[0]),
-                    ),
+                    install_fix(f"Or keep this driver and use the CUDA {other[0]} build:", release, other[0]),
                 )
             yield Finding(
                 JAX_DRIVER,
@@ -316,9 +319,10 @@ def check_jax(f: JaxFacts, table: JaxTable, matrix: Any = None) -> Iterator[Resu
         ]
         fixes = (
             [
-                Fix(
+                install_fix(
                     f"Use the CUDA {other[0]} build, which supports compute capability {f.cc}:",
-                    install_command(release, other[0]),
+                    release,
+                    other[0],
                 )
             ]
             if other
@@ -347,12 +351,7 @@ def check_jax(f: JaxFacts, table: JaxTable, matrix: Any = None) -> Iterator[Resu
                 f"cuDNN {f.cudnn} does not fit jax {release.version}+cuda{major} (needs cuDNN {build.cudnn})",
                 "JAX's CUDA plugin checks the cuDNN it loads at start-up and refuses one older than the version it "
                 "was built against ('Unable to load cuDNN' / 'Outdated cuDNN installation').",
-                (
-                    Fix(
-                        "Install the cuDNN wheels JAX pins (its with-cuda extra):",
-                        install_command(release, major),
-                    ),
-                ),
+                (install_fix("Install the cuDNN wheels JAX pins (its with-cuda extra):", release, major),),
                 {**facts, "cudnn": f.cudnn},
                 group="frameworks",
             )
@@ -383,3 +382,48 @@ __all__: Sequence[str] = (
     "jax_findings",
     "newest_for",
 )
+
+
+# -- the registry entry: `compat check --jax V`, COMPAT_OVERRIDE_JAX, the doctor's probed jax
+
+
+def _facts_of(ctx: Any) -> JaxFacts | None:
+    from compat.jaxmatrix import parse_jax
+
+    f = ctx.facts.get("jax")
+    if f is None or not f.raw:
+        return None
+    spec = parse_jax(f.raw)
+    ccs = sorted(g.cc for g in (ctx.gpus or []) if g.cc is not None)
+    named = [g.label for g in (ctx.gpus or []) if g.cc is not None and ccs and g.cc == ccs[0]]
+    py = ctx.python
+    jl = ctx.facts.get("jaxlib")
+    cudnn = ctx.facts.get("cudnn")  # the cuDNN that will be loaded, when stated (--cudnn, a probe)
+    return JaxFacts(
+        jax=spec,
+        python=f"{py.release[0]}.{py.release[1]}" if py is not None and len(py.release) >= 2 else None,
+        os=ctx.os,
+        driver=ctx.driver_raw,
+        cc=ccs[0] if ccs else None,
+        gpu=named[0] if named else None,
+        gpu_present=ctx.gpu_present,
+        require_gpu=ctx.require_gpu,
+        jaxlib=jl.raw if jl is not None and jl.raw else None,
+        cudnn=cudnn.raw if cudnn is not None and cudnn.raw else None,
+    )
+
+
+@check("jax", ids=JAX_IDS, entry_points=("check", "doctor", "dockerfile", "guard"))
+def check_jax_release(ctx: Any) -> Iterator[Result]:
+    """JAX (`--jax V`): the release's Python wheels, CUDA build, driver and GPU floors (matrix/jax.yaml)."""
+    from compat.jaxmatrix import JaxTableError, jax_table
+
+    facts = _facts_of(ctx)
+    if facts is None:
+        return  # JAX not in the stack: nothing to say (no skip line in every report)
+    try:
+        table = jax_table(ctx.m)
+    except JaxTableError as exc:
+        yield Skip(JAX_UNKNOWN, f"the matrix's JAX table cannot be used: {exc}")
+        return
+    yield from check_jax(facts, table, ctx.m)

@@ -57,6 +57,12 @@ def register(app: typer.Typer) -> None:
         tensorflow: Optional[str] = typer.Option(
             None, "--tensorflow", metavar="V", help="TensorFlow version."
         ),
+        jax: Optional[str] = typer.Option(
+            None,
+            "--jax",
+            metavar="V",
+            help="JAX release: 0.10.2 (plain pip install jax: CPU only) or 0.10.2+cuda12 / +cuda13 (jax[cudaNN]).",
+        ),
         python: Optional[str] = typer.Option(None, "--python", metavar="X.Y", help="Python version."),
         snapshot: Optional[str] = typer.Option(
             None, "--snapshot", metavar="FILE", help="Facts from a saved snapshot."
@@ -84,6 +90,7 @@ def register(app: typer.Typer) -> None:
             "cudnn": cudnn,
             "torch": torch,
             "tensorflow": tensorflow,
+            "jax": jax,
             "python": python,
         }
         if target_driver is not None:

@@ -77,3 +77,60 @@ def test_suggest_jax_on_native_windows_is_unavailable(run: Any) -> None:
     doc = json.loads(r.out)
     assert doc["jax"] is None
     assert "native Windows" in doc["unavailable"]["jax"]
+
+
+def test_check_jax_flag(run: Any) -> None:
+    r = run(
+        "check",
+        "--jax",
+        "0.10.2+cuda13",
+        "--driver",
+        "550.54.15",
+        "--gpu",
+        "RTX 4090",
+        "--python",
+        "3.12",
+        "--os",
+        "linux",
+        "--json",
+    )
+    assert r.code == 1, r.err
+    doc = json.loads(r.out)
+    ids = [f["id"] for f in doc["findings"] if f["severity"] == "error"]
+    assert ids == ["jax.driver"]
+    assert doc["facts"]["jax"]["raw"] == "0.10.2+cuda13"
+    ok = run(
+        "check",
+        "--jax",
+        "0.10.2+cuda12",
+        "--driver",
+        "550.54.15",
+        "--gpu",
+        "RTX 4090",
+        "--python",
+        "3.12",
+        "--os",
+        "linux",
+    )
+    assert ok.code == 0, ok.out
+
+
+def test_check_without_jax_says_nothing_about_jax(run: Any) -> None:
+    r = run(
+        "check", "--torch", "2.6.0", "--driver", "550.54.15", "--python", "3.12", "--os", "linux", "--json"
+    )
+    doc = json.loads(r.out)
+    assert not any(x["id"].startswith("jax.") for x in doc["findings"] + doc["skipped"])
+
+
+def test_bad_jax_value_is_one_line_exit_2(run: Any) -> None:
+    r = run("check", "--jax", "0.10.2+rocm6")
+    assert r.code == 2
+    assert r.err.count("\n") == 1 and "JAX" in r.err
+
+
+def test_override_variable(run: Any, monkeypatch: Any) -> None:
+    monkeypatch.setenv("COMPAT_OVERRIDE_JAX", "0.6.2+cuda13")
+    r = run("check", "--python", "3.11", "--os", "linux", "--json")
+    assert r.code == 1
+    assert [f["id"] for f in json.loads(r.out)["findings"]] == ["jax.cuda-build"]

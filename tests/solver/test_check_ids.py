@@ -17,6 +17,16 @@ from tests.solver.sweep import facts_of
 
 # One stack per resolver id that produces it (the README's "Checks (stable ids)" list names each).
 PRODUCERS: dict[str, dict[str, Optional[str]]] = {
+    # JAX (matrix/jax.yaml): one stack per jax.* id.
+    "jax.unknown-version": {"jax": "9.9.9+cuda12"},
+    "jax.python": {"jax": "0.10.2+cuda12", "python": "3.10"},
+    "jax.cuda-build": {"jax": "0.6.2+cuda13"},
+    "jax.driver": {"jax": "0.10.2+cuda13", "driver": "550.54.15"},
+    "jax.arch": {"jax": "0.10.2+cuda13", "driver": "580.65.06", "gpu": "GTX 1080"},
+    "jax.windows-gpu": {"jax": "0.10.2+cuda12", "os": "windows"},
+    "jax.cpu-build": {"jax": "0.10.2", "gpu": "A100"},
+    "jax.jaxlib": {"jax": "0.10.2+cuda12", "jaxlib": "0.9.2"},
+    "jax.cudnn": {"jax": "0.10.2+cuda12", "cudnn": "9.1.0"},
     "driver.cuda": {"torch": "2.1.0+cu121", "driver": "470.82.01"},
     "driver.gpu-support": {"driver": "535.104.05", "gpu": "Tesla K80"},
     "toolkit.arch": {"cuda": "11.7", "gpu": "RTX 4090"},
