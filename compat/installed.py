@@ -82,7 +82,16 @@ def _installed_version(name: str) -> Optional[str]:
         return None
 
 
-WATCHED = ("torch", "tensorflow", "tensorflow-cpu", "tf-nightly", "jax", "jaxlib")
+WATCHED = (
+    "torch",
+    "tensorflow",
+    "tensorflow-cpu",
+    "tf-nightly",
+    "jax",
+    "jaxlib",
+    "jax-cuda12-plugin",
+    "jax-cuda13-plugin",
+)
 
 
 def watched_distributions() -> dict[str, str]:
@@ -116,6 +125,24 @@ def _fact(name: str, raw: Optional[str], source: str) -> Fact:
         return make_fact(name, raw, source)
     except InputError as exc:
         return missing(source, f"{source}: {exc}")
+
+
+def jax_from_distributions(dists: Mapping[str, str]) -> str | None:
+    """The `jax` fact of an environment: "0.10.2+cuda12" with the jax-cuda12-plugin installed, "0.4.20+cuda12"
+    for a monolithic jaxlib+cuda12 build, plain "0.10.2" for the CPU-only install."""
+    ver = dists.get("jax")
+    if not ver:
+        return None
+    for major in (13, 12, 11):
+        if dists.get(f"jax-cuda{major}-plugin") or dists.get(f"jax_cuda{major}_plugin"):
+            return f"{ver}+cuda{major}"
+    jl = str(dists.get("jaxlib") or "")
+    if "+cuda" in jl:
+        label = jl.split("+cuda", 1)[1]
+        digits = "".join(c for c in label.split(".")[0] if c.isdigit())
+        if digits[:2].isdigit() and len(digits) >= 2:
+            return f"{ver}+cuda{digits[:2]}"
+    return str(ver)
 
 
 def installed_facts(
@@ -153,6 +180,11 @@ def installed_facts(
             values["tf_and_cuda"] = make_fact(
                 "tf_and_cuda", "true" if have else "false", f"{tf_name}[and-cuda] requirements"
             )
+    jx = jax_from_distributions(d)
+    if jx is not None:
+        values["jax"] = _fact("jax", jx, "installed distributions jax (and jax-cudaNN-plugin)")
+        if d.get("jaxlib"):
+            values["jaxlib"] = _fact("jaxlib", d["jaxlib"], "installed distribution jaxlib")
     found = installer_of(("torch", tf_name or "tensorflow", "compat")) if dists is None else None
     if found is not None:
         values["installer"] = make_fact("installer", found[0], f"{found[1]}'s INSTALLER file")

@@ -246,6 +246,15 @@ def facts_from_probes(probes: dict[str, Any], res: Mapping[str, Any] | None = No
             f = base.values.get(name)
             if f is not None and f.present:
                 values[name] = f
+        from compat.installed import jax_from_distributions
+
+        jax_fact = jax_from_distributions(dists)
+        if jax_fact is not None:
+            values["jax"] = _fact(
+                "jax", jax_fact, "installed distributions (jax, jaxlib, jax-cudaNN-plugin)", ""
+            )
+            if dists.get("jaxlib"):
+                values["jaxlib"] = _fact("jaxlib", str(dists["jaxlib"]), "installed distribution jaxlib", "")
         static = fw.get("static") or {}
         st = static.get("torch")
         if isinstance(st, dict) and st.get("version"):

@@ -40,6 +40,10 @@ FRAMEWORK_DISTS = (
     "tensorflow-macos",
     "jax",
     "jaxlib",
+    "jax-cuda12-plugin",
+    "jax-cuda13-plugin",
+    "jax-cuda12-pjrt",
+    "jax-cuda13-pjrt",
     "intel-tensorflow",
 )
 

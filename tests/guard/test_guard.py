@@ -191,3 +191,13 @@ def test_override_prefix_mirror_agrees() -> None:
     from compat.startup import OVERRIDE_PREFIX as B
 
     assert A == B
+
+
+def test_jax_findings_are_guarded_and_filtered(env: dict[str, str]) -> None:
+    # jax 0.10.2 with its CUDA 13 plugin on a CUDA 12.4 driver: JAX's page asks for >= 580 (issue 17).
+    env.update(
+        COMPAT_OVERRIDE_DRIVER="550.54.15", COMPAT_OVERRIDE_JAX="0.10.2+cuda13", COMPAT_OVERRIDE_PYTHON="3.12"
+    )
+    with pytest.raises(IncompatibleEnvironment, match="JAX's CUDA 13 build"):
+        _guard(env, frameworks=("jax",))
+    assert _guard(env, frameworks=("torch",)).ok
