@@ -26,6 +26,8 @@ FINGERPRINT_FACTS = (
     "tensorflow",
     "tf_cuda",
     "tf_cudnn",
+    "jax",
+    "jaxlib",
 )
 """Scalar facts that make a node's stack fingerprint (with "gpu", the GPU models). driver_cuda is left out: it
 follows from the driver, so it would only repeat a driver drift."""
