@@ -126,12 +126,20 @@ def _build_specs(entry_point: str, extra: tuple[Callable[[Ctx], Iterator[Result]
     by_fn = {s.run: s for s in REGISTRY.values()}
     core = [by_fn[fn] for fn in CHECKS]
     names = {s.name for s in core}
-    rest = [s for s in REGISTRY.values() if s.name not in names and entry_point in s.entry_points]
+    # The doctor's checks read live probe data: they run only when handed in through extra_checks (the doctor,
+    # `compat check --snapshot`, explain's cross-check), wrapped so that malformed probe data is a skip.
+    rest = [
+        s
+        for s in REGISTRY.values()
+        if s.name not in names and entry_point in s.entry_points and "doctor" not in s.entry_points
+    ]
     specs = [replace(s, order=i) for i, s in enumerate(core + rest)]
     for fn in extra:  # checks handed in as functions (the doctor's), unless registered already
-        if fn in by_fn:
-            if by_fn[fn] not in core + rest:
-                specs.append(replace(by_fn[fn], order=len(specs), entry_points=frozenset({entry_point})))
+        base = getattr(fn, "__wrapped__", fn)
+        if base in by_fn:
+            spec = by_fn[base]
+            if spec not in core + rest:
+                specs.append(replace(spec, run=fn, order=len(specs), entry_points=frozenset({entry_point})))
             continue
         name = getattr(fn, "__name__", repr(fn))
         specs.append(

@@ -183,4 +183,5 @@ def _guarded(check: Callable[[Ctx], Iterable[Result]]) -> Callable[[Ctx], Iterat
 
     run.__name__ = check.__name__
     run.__doc__ = check.__doc__
+    run.__wrapped__ = check  # type: ignore[attr-defined]  # the registry maps the wrapper to its registered check
     return run

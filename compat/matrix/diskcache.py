@@ -25,8 +25,13 @@ _DATE = "$date"
 
 def cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
     """The cache directory: the project-wide one (compat.cache), never a relative path."""
+    from compat.cache import CACHE_ENV
     from compat.cache import cache_dir as _project_cache_dir
 
+    env = os.environ if environ is None else environ
+    explicit = env.get(CACHE_ENV)
+    if explicit and not os.path.isabs(explicit):
+        return None  # a relative COMPAT_CACHE_DIR would write into whatever the cwd is: no matrix cache then
     path = _project_cache_dir(environ)
     return Path(path) if path and os.path.isabs(path) else None
 
