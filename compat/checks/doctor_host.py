@@ -209,8 +209,8 @@ def check_toolkits(ctx: Ctx) -> Iterator[Result]:
                 msg + " Pip wheels of PyTorch and TensorFlow bundle their own CUDA runtime and ignore these.",
                 (
                     Fix(
-                        "Point PATH and CUDA_HOME at the same toolkit",
-                        f"export CUDA_HOME={t.get('chosen', {}).get('path') or '/usr/local/cuda'} PATH=$CUDA_HOME/bin:$PATH",
+                        "Point PATH and CUDA_HOME at the same toolkit (the one nvcc on PATH belongs to)",
+                        f"export CUDA_HOME={_toolkit_root(t)} PATH={_toolkit_root(t)}/bin:$PATH",
                     ),
                 ),
                 {"toolkits": installed},
@@ -288,3 +288,15 @@ def _ld_without(ctx: Ctx, drop: list[str]) -> list[str]:
 
 
 # ------------------------------------------------------------------ frameworks
+
+
+def _toolkit_root(t: Any) -> str:
+    """The toolkit directory to export as CUDA_HOME: the chosen toolkit's root, never the nvcc binary itself
+    (issue 13: the fix pointed CUDA_HOME at .../bin/nvcc)."""
+    chosen = t.get("chosen") if isinstance(t, dict) else None
+    path = str((chosen or {}).get("path") or "/usr/local/cuda").rstrip("/")
+    if path.endswith("/bin/nvcc"):
+        path = path[: -len("/bin/nvcc")]
+    elif path.endswith("/nvcc"):
+        path = path[: -len("/nvcc")]
+    return path or "/usr/local/cuda"

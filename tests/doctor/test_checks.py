@@ -468,6 +468,8 @@ def test_several_toolkits_and_a_path_home_conflict(doctor_matrix: Any) -> None:
     f = one(r, "toolkit.multiple")
     assert f.severity == "warning" and "11.8" in f.message and "12.4" in f.message
     assert r.facts["cuda"]["raw"] == "11.8"  # nvcc on PATH is what builds use
+    # Issue 13: the fix exports the toolkit's root, never the nvcc binary, and PATH without a stale $CUDA_HOME.
+    assert f.fixes[0].command == "export CUDA_HOME=/usr/local/cuda-11.8 PATH=/usr/local/cuda-11.8/bin:$PATH"
 
 
 def test_ld_library_path_shadowing(doctor_matrix: Any) -> None:
