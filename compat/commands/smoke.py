@@ -17,8 +17,8 @@ def register(app: typer.Typer) -> None:
         framework: str = typer.Option(
             "auto",
             "--framework",
-            metavar="auto|torch|tensorflow",
-            help="Framework to train with (auto: PyTorch if installed, else TensorFlow).",
+            metavar="auto|torch|tensorflow|jax",
+            help="Framework to train with (auto: PyTorch if installed, else TensorFlow, else JAX).",
         ),
         device: str = typer.Option(
             "auto",

@@ -21,10 +21,14 @@ from compat.smoke import causes, harness, oom
 from compat.smoke.result import SmokeOptions, SmokeResult
 
 HERE = Path(__file__).resolve().parent
-CHILD_SCRIPTS = {"torch": HERE / "_child_torch.py", "tensorflow": HERE / "_child_tf.py"}
+CHILD_SCRIPTS = {
+    "torch": HERE / "_child_torch.py",
+    "tensorflow": HERE / "_child_tf.py",
+    "jax": HERE / "_child_jax.py",
+}
 # Distributions that provide the `tensorflow` module (the one table: compat.distributions).
 TF_DISTS = providing("tensorflow")
-DISTS = {"torch": providing("torch"), "tensorflow": TF_DISTS}
+DISTS = {"torch": providing("torch"), "tensorflow": TF_DISTS, "jax": providing("jax")}
 INSTALL = {
     # The wheel that fits this driver and GPU comes from the solver (issue 13): `compat suggest` names it.
     "torch": Fix(
@@ -34,6 +38,11 @@ INSTALL = {
     "tensorflow": Fix(
         "Install TensorFlow: compat suggest names the release for this driver and GPU (with its [and-cuda] "
         "extra on Linux), re-checked",
+        "compat suggest",
+    ),
+    "jax": Fix(
+        "Install JAX: compat suggest names the release and CUDA build (jax[cuda12] or jax[cuda13]) for this "
+        "driver and GPU, re-checked",
         "compat suggest",
     ),
 }
@@ -187,14 +196,14 @@ def run_smoke(
         else:
             installed = installed_here()
     if options.framework == "auto":
-        framework = next((f for f in ("torch", "tensorflow") if installed.get(f)), None)
+        framework = next((f for f in ("torch", "tensorflow", "jax") if installed.get(f)), None)
         if framework is None:
             return SmokeResult(
                 "skipped",
                 None,
                 seconds=time.monotonic() - t_begin,
-                message=f"no deep-learning framework is installed for {python} (neither torch nor "
-                "tensorflow): nothing to train",
+                message=f"no deep-learning framework is installed for {python} (no torch, tensorflow or "
+                "jax): nothing to train",
                 fixes=(INSTALL["torch"], INSTALL["tensorflow"]),
                 details=base,
             )
@@ -490,7 +499,7 @@ def broken_by_probe(probes: Mapping[str, Any], framework: str = "auto") -> Optio
     children = fw.get("children")
     if not isinstance(children, Mapping):
         return None
-    order = ("torch", "tensorflow") if framework == "auto" else (framework,)
+    order = ("torch", "tensorflow", "jax") if framework == "auto" else (framework,)
     for name in order:
         child = children.get(name)
         if not isinstance(child, Mapping):

@@ -12,7 +12,7 @@ from compat.errors import InputError
 from compat.findings import Fix
 
 SCHEMA_VERSION = 1
-FRAMEWORKS = ("auto", "torch", "tensorflow")
+FRAMEWORKS = ("auto", "torch", "tensorflow", "jax")
 DEVICES = ("auto", "cuda", "cpu")
 STATUSES = ("passed", "failed", "crashed", "timed_out", "skipped")
 DEFAULT_STEPS = 20

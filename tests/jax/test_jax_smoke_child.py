@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,3 +46,11 @@ def test_gpu_request_without_a_gpu_is_a_failure_not_a_silent_cpu_run(tmp_path: P
     assert r["status"] == "failed"
     assert r["stage"] == "device"
     assert "chose the cpu backend, not the GPU" in r["message"]
+
+
+def test_compat_smoke_framework_jax_on_the_cpu(run: Any) -> None:
+    r = run("smoke", "--framework", "jax", "--device", "cpu", "--steps", "10", "--json")
+    assert r.code == 0, r.err
+    doc = json.loads(r.out)
+    assert (doc["status"], doc["framework"], doc["device"]) == ("passed", "jax", "cpu")
+    assert doc["loss_last"] < doc["loss_first"]

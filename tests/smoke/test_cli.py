@@ -15,7 +15,7 @@ import pytest
     [
         ["--steps", "0"],
         ["--timeout", "-1"],
-        ["--framework", "jax"],
+        ["--framework", "mxnet"],
         ["--device", "tpu"],
         ["--batch-size", "0"],
         ["--steps", "many"],
