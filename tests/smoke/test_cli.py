@@ -48,11 +48,11 @@ def test_auto_with_no_framework_is_skipped_exit_0(run, bare_python: str) -> None
     assert res.code == 0, res.err
     doc = json.loads(res.out)
     assert (doc["status"], doc["framework"], doc["schema_version"]) == ("skipped", None, 1)
-    assert "neither torch nor tensorflow" in doc["message"]
+    assert "no torch, tensorflow or jax" in doc["message"]
     assert [f["command"] for f in doc["fixes"]] == ["compat suggest", "compat suggest"]
 
 
-@pytest.mark.parametrize("framework", ["torch", "tensorflow"])
+@pytest.mark.parametrize("framework", ["torch", "tensorflow", "jax"])
 def test_explicit_framework_missing_is_exit_1(run, bare_python: str, framework: str) -> None:  # type: ignore[no-untyped-def]
     res = run("smoke", "--python", bare_python, "--framework", framework, "--json")
     assert res.code == 1

@@ -41,7 +41,7 @@ CONTRACT_KEYS = {
         ({"timeout": -1}, "--timeout"),
         ({"timeout": 0}, "--timeout"),
         ({"timeout": float("inf")}, "--timeout"),
-        ({"framework": "jax"}, "--framework"),
+        ({"framework": "mxnet"}, "--framework"),
         ({"device": "tpu"}, "--device"),
         ({"batch_size": 0}, "--batch-size"),
         ({"python": "/no/such/python"}, "--python"),
