@@ -59,7 +59,7 @@ def analyze(df: Dockerfile, m: Matrix, opts: Options) -> Report:
             if f.line is None:
                 f = replace(f, line=st.line)
             findings.append(f)
-        skipped.extend(rep.skipped)
+        skipped.extend(_in_dockerfile_terms(sk, st.label, len(stages) > 1) for sk in rep.skipped)
         fj = facts.to_json()
         stage_docs.append(
             {
@@ -118,3 +118,27 @@ def _line_for(f: Finding, lines: Mapping[str, int], st: Stage) -> int:
         if key in text and name in lines:
             return lines[name]
     return st.line
+
+
+# The resolver's skip reasons name `compat check` flags; `compat dockerfile` has other ones (issue 19, item 11;
+# issue 20: skipped checks speak the command's language, and multi-stage skips name their stage).
+_SKIP_TERMS = (
+    ("(give --driver)", "(give --target-driver)"),
+    ("(give --gpu or --cc)", "(give --target-gpu or --target-cc)"),
+    ("no PyTorch version given (--torch)", "no PyTorch installed in this image"),
+    ("no TensorFlow version given (--tensorflow)", "no TensorFlow installed in this image"),
+    ("no cuDNN version given (--cudnn)", "no cuDNN known in this image"),
+    ("(give --torch, --tensorflow or --cuda)", "(no framework or CUDA toolkit in this image)"),
+    ("(give --torch or --tensorflow)", "(no framework installed in this image)"),
+    ("(give --cuda)", "(no CUDA toolkit in this image)"),
+    ("(--torch, --tensorflow)", "(none installed in this image)"),
+)
+
+
+def _in_dockerfile_terms(s: Skip, stage: str, several: bool) -> Skip:
+    reason = s.reason
+    for old, new in _SKIP_TERMS:
+        reason = reason.replace(old, new)
+    if several:
+        reason = f"{reason} [stage {stage}]"
+    return replace(s, reason=reason)

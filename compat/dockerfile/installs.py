@@ -204,6 +204,7 @@ class Note:
     id: str
     title: str
     message: str
+    severity: str = "info"
 
 
 Action = Union[Install, Uninstall, SetPython, SetCudnn, SetCuda, ExtensionBuild, Note]

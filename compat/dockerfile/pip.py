@@ -218,8 +218,17 @@ def _requirement(
         ]
     try:
         req = Requirement(clean)
-    except InvalidRequirement:
-        return []
+    except InvalidRequirement as exc:
+        # pip stops the build on it ("ERROR: Invalid requirement"): a finding, never a silent OK (issue 19).
+        return [
+            Note(
+                "dockerfile.invalid-requirement",
+                f"pip cannot parse the requirement {clean[:80]!r}",
+                f"pip refuses {clean[:80]!r} ({str(exc).splitlines()[0][:120]}) and the build stops at this RUN; nothing is "
+                "installed, so the framework checks of this stage see no install.",
+                severity="error",
+            )
+        ]
     version = None
     specifier = str(req.specifier)
     specs = list(req.specifier)

@@ -140,6 +140,22 @@ def _from(
             )
         )
     image = strip_unset(image)
+    if not image.strip() and not unset:
+        # `FROM ${BASE}` with BASE set to nothing (--build-arg BASE=): docker build stops with "base name
+        # (${BASE}) should not be blank" (issue 19, item 11): a finding, never OK.
+        notes.append(
+            Finding(
+                "dockerfile.empty-from",
+                "error",
+                f"FROM {image_raw} names no image",
+                "After build arguments are expanded this FROM is empty, and docker build refuses it ('base name "
+                "should not be blank'). Give the build argument a value, or the ARG a default (ARG BASE=image:tag).",
+                (),
+                {"from": image_raw},
+                group="dockerfile",
+                line=ins_.line,
+            )
+        )
     platform = flags.get("platform")
     if platform:
         platform = strip_unset(expand(platform, global_args, df.escape)[0])
@@ -442,7 +458,7 @@ def _apply(st: Stage, act: ins.Action, line: int, m: Matrix) -> None:
             st.tf = None
     elif isinstance(act, ins.Note):
         st.findings.append(
-            Finding(act.id, "info", act.title, act.message, (), {}, group="dockerfile", line=line)
+            Finding(act.id, act.severity, act.title, act.message, (), {}, group="dockerfile", line=line)
         )
     elif isinstance(act, ins.Install):
         if act.python is not None:
