@@ -236,6 +236,9 @@ class Scanner:
     def close(self) -> None:
         if self._carry:
             carry, self._carry = self._carry, b""
+            # The last line has no final newline: it is still a line read (issue 19: "0 lines read").
+            if not carry.endswith((b"\n", b"\r")):
+                carry += b"\n"
             self._scan(carry, 0, len(carry))
 
     def _scan(self, body: bytes, a: int, b: int) -> None:

@@ -157,3 +157,14 @@ def test_matrix_validate_runs_the_signature_validator(tmp_path: Path, run) -> No
     r = run("matrix", "validate", str(d))
     assert r.code == 2
     assert "gpu_melted" in r.err
+
+
+def test_a_last_line_without_newline_is_counted(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # Issue 19 item 11: a one-line log without a final newline said "0 lines read".
+    log = tmp_path / "one.log"
+    log.write_bytes(b"RuntimeError: CUDA error: no kernel image is available for execution on the device")
+    r = run("explain", str(log))
+    assert "(1 line read)" in r.out.splitlines()[0]
+    two = tmp_path / "two.log"
+    two.write_bytes(b"step 1\nstep 2")
+    assert "(2 lines read)" in run("explain", str(two)).out.splitlines()[0]
