@@ -244,3 +244,41 @@ def test_setup_py_is_a_cuda_build_only_for_cuda_projects(write_df: Callable[...,
     assert _ids(_check(write_df, dmatrix, apex)).get("dockerfile.no-nvcc") == [3]
     own = base + "WORKDIR /src\nRUN FORCE_CUDA=1 python3 setup.py develop\n"
     assert "dockerfile.no-nvcc" in _ids(_check(write_df, dmatrix, own))
+
+
+@pytest.mark.parametrize(
+    "base,tf,want",
+    [
+        # TF pip loads the system CUDA/cuDNN; a python:/OS base has none: warning, fix by the and-cuda extra.
+        ("python:3.10-slim", "tensorflow==2.15.0", "and-cuda"),
+        # before 2.14 there is no [and-cuda] extra: the only fix is a CUDA base.
+        ("ubuntu:20.04", "tensorflow==2.11.0", "nvidia/cuda"),
+        # not judged: CPU package, and-cuda extra, a CUDA base, an unknown base.
+        ("python:3.10-slim", "tensorflow-cpu==2.15.0", None),
+        ("python:3.10-slim", "'tensorflow[and-cuda]==2.15.0'", None),
+        ("nvidia/cuda:12.2.2-cudnn8-runtime-ubuntu22.04", "tensorflow==2.15.0", None),
+        ("example.com/someone/custom:1", "tensorflow==2.15.0", None),
+    ],
+)
+def test_gpu_tensorflow_on_cpu_base(
+    write_df: Callable[..., Path], dmatrix: Any, base: str, tf: str, want: str | None
+) -> None:
+    rep = _check(write_df, dmatrix, f"FROM {base}\nRUN pip install {tf}\n")
+    got = [f for f in rep.findings if f.id == "dockerfile.cpu-base"]
+    if want is None:
+        assert got == []
+        return
+    assert len(got) == 1 and got[0].severity == "warning" and got[0].line == 2
+    assert want in " ".join(f"{x.text} {x.command or ''}" for x in got[0].fixes)
+    if want == "nvidia/cuda":
+        assert "predates" in got[0].message and not any(x.command for x in got[0].fixes)
+
+
+def test_cuda_torch_wheel_on_cpu_base_is_not_judged(write_df: Callable[..., Path], dmatrix: Any) -> None:
+    # PyTorch's CUDA wheels carry their CUDA libraries; only the host driver is needed.
+    rep = _check(
+        write_df,
+        dmatrix,
+        "FROM python:3.11-slim\nRUN pip install torch==2.4.1 --index-url https://download.pytorch.org/whl/cu121\n",
+    )
+    assert not [f for f in rep.findings if f.id in ("dockerfile.cpu-base", "dockerfile.cpu-wheel")]
