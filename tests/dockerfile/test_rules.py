@@ -282,3 +282,16 @@ def test_cuda_torch_wheel_on_cpu_base_is_not_judged(write_df: Callable[..., Path
         "FROM python:3.11-slim\nRUN pip install torch==2.4.1 --index-url https://download.pytorch.org/whl/cu121\n",
     )
     assert not [f for f in rep.findings if f.id in ("dockerfile.cpu-base", "dockerfile.cpu-wheel")]
+
+
+def test_driver_branch_r570_row(dmatrix: Any) -> None:
+    # NVIDIA "Supported Drivers and CUDA Toolkit Versions" (R580-era edition): R570 Production Branch, EOL
+    # February 2026, CUDA 12.x.
+    from compat.dockerfile.drivers import branches, oldest_supported
+
+    r570 = {b.branch: b for b in branches(dmatrix)}[570]
+    assert (r570.designation, r570.eol) == ("production", (2026, 2))
+    assert r570.supported_on(_dt.date(2026, 2, 27)) and not r570.supported_on(_dt.date(2026, 3, 1))
+    # R535 (LTSB to June 2026) stays the oldest supported branch while R570 lives.
+    oldest = oldest_supported(dmatrix, _dt.date(2026, 1, 15))
+    assert oldest is not None and oldest.branch == 535
