@@ -295,3 +295,41 @@ def test_driver_branch_r570_row(dmatrix: Any) -> None:
     # R535 (LTSB to June 2026) stays the oldest supported branch while R570 lives.
     oldest = oldest_supported(dmatrix, _dt.date(2026, 1, 15))
     assert oldest is not None and oldest.branch == 535
+
+
+@pytest.mark.parametrize(
+    "text,want",
+    [
+        # xformers 0.0.23's wheels require torch==2.1.1 (PyPI metadata): with torch 2.1.0 in one command, pip fails.
+        ("RUN pip install torch==2.1.0 xformers==0.0.23\n", "ResolutionImpossible"),
+        # a later command replaces the image's torch with the one xformers pins.
+        ("RUN pip install torch==2.4.1\nRUN pip install xformers==0.0.29\n", "uninstalls torch 2.4.1"),
+        ("RUN pip install torch==2.5.1\nRUN pip install xformers==0.0.28.post3\n", None),
+        ("RUN pip install torch==2.11.0\nRUN pip install xformers==0.0.35\n", None),  # torch>=2.10
+        ("RUN pip install torch==2.4.1\nRUN pip install --no-deps xformers==0.0.29\n", None),
+        ("RUN pip install torch==2.4.1\nRUN pip install xformers==0.0.19\n", None),  # not in the table
+    ],
+)
+def test_xformers_pin_against_torch(
+    write_df: Callable[..., Path], dmatrix: Any, text: str, want: str | None
+) -> None:
+    rep = _check(write_df, dmatrix, "FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04\n" + text)
+    got = [f for f in rep.findings if f.id == "dockerfile.companion"]
+    if want is None:
+        assert got == []
+        return
+    assert len(got) == 1 and got[0].severity == "error" and "xformers" in got[0].title
+    assert want in got[0].message and "Requires-Dist" in got[0].message
+
+
+def test_xformers_fix_is_the_release_built_for_torch(write_df: Callable[..., Path], dmatrix: Any) -> None:
+    from packaging.version import Version
+
+    from compat.dockerfile.rules import xformers_for
+
+    assert xformers_for(Version("2.1.0")) == ["0.0.22.post7"]
+    assert xformers_for(Version("2.5.1"))[0] == "0.0.29.post1"
+    assert xformers_for(Version("1.12.1")) == []
+    rep = _check(write_df, dmatrix, "FROM ubuntu:22.04\nRUN pip install torch==2.1.0 xformers==0.0.23\n")
+    f = next(f for f in rep.findings if f.id == "dockerfile.companion")
+    assert f.fixes[0].command == "pip install xformers==0.0.22.post7"
