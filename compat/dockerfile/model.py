@@ -131,7 +131,7 @@ class Event:
     forward-compatibility libraries, packages that need cuDNN)."""
 
     kind: str
-    """companion | get-pip-url | get-pip-run | compat-libs | needs-cudnn"""
+    """companion | flash-attn-wheel | get-pip-url | get-pip-run | compat-libs | needs-cudnn"""
     line: int
     what: str
     """The package, URL or path concerned."""

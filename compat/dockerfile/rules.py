@@ -84,6 +84,14 @@ def xformers_for(torch: Version) -> list[str]:
     return sorted(out, key=Version, reverse=True)
 
 
+# flash-attn's prebuilt wheels (GitHub releases of Dao-AILab/flash-attention) name what they were compiled
+# against: flash_attn-2.5.8+cu122torch2.3cxx11abiFALSE-cp310-cp310-linux_x86_64.whl. The extension links
+# against that torch minor's C++ API; under another torch it fails to import ("undefined symbol").
+FLASH_ATTN_WHEEL = re.compile(
+    r"flash_attn-(?P<v>\d+(?:\.\d+)*(?:\.post\d+)?)\+cu(?P<cu>\d+)torch(?P<torch>\d+\.\d+)cxx11abi(?P<abi>TRUE|FALSE)-"
+)
+
+
 def companion_for(torch: Version, package: str) -> tuple[int, int] | None:
     """The (major, minor) of `package` built for `torch`, or None where the tables do not say."""
     key = (torch.release[0], torch.release[1] if len(torch.release) > 1 else 0)
@@ -194,6 +202,21 @@ def record(st: Stage, cmd: Command, line: int) -> None:
     pinned = [v for n, v, _ in names if n == "torch" and v]
     if pinned:
         torch_now = pinned[0]  # the companion is resolved against the torch of its own command
+    for req in reqs:
+        fa = FLASH_ATTN_WHEEL.search(req)
+        if fa is not None:
+            st.events.append(
+                Event(
+                    "flash-attn-wheel",
+                    line,
+                    fa.group(0).rstrip("-"),
+                    fa.group("torch"),
+                    torch_now,
+                    with_torch,
+                    no_deps,
+                    branch=cmd.branch,
+                )
+            )
     for name, version, _ in names:
         if name in COMPANIONS:
             st.events.append(
@@ -241,6 +264,8 @@ def check_rules(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding | Skip]
     for ev in st.events:
         if ev.kind == "companion":
             yield from _companion(st, ev, newest)
+        elif ev.kind == "flash-attn-wheel":
+            yield from _flash_attn_wheel(st, ev)
         elif ev.kind == "get-pip-url":
             url_event = ev
         elif ev.kind == "get-pip-run" and url_event is not None and url_event.version is None and ev.version:
@@ -380,6 +405,50 @@ def _xformers_pin(st: Stage, ev: Event, torch: Version) -> Iterator[Finding]:
         group="dockerfile",
         line=ev.line,
     )
+
+
+def _flash_attn_wheel(st: Stage, ev: Event) -> Iterator[Finding]:
+    torch = _public(ev.torch)
+    m = FLASH_ATTN_WHEEL.search(ev.what + "-")
+    if torch is None or m is None or len(torch.release) < 2:
+        return
+    built = m.group("torch")
+    have = f"{torch.release[0]}.{torch.release[1]}"
+    if built != have:
+        yield Finding(
+            COMPANION,
+            "error",
+            f"flash-attn wheel built for torch {built}, the stage has torch {torch}",
+            f"Line {ev.line} installs {ev.what}{_in(ev)}, compiled against torch {built} (its file name says so); "
+            f"with torch {torch} its CUDA extension fails to import ('undefined symbol' from flash_attn_2_cuda).",
+            (
+                Fix(
+                    f"Install the flash-attn wheel whose name says torch{have}, or build flash-attn from source"
+                ),
+            ),
+            {"torch": str(torch), "flash_attn_wheel": ev.what, "stage": st.label},
+            group="dockerfile",
+            line=ev.line,
+        )
+        return
+    tcuda = st.torch.cuda if st.torch is not None and st.torch.cuda else None
+    wheel_major = m.group("cu")[:2]
+    if tcuda is not None and tcuda.split(".")[0] != wheel_major:
+        yield Finding(
+            COMPANION,
+            "error",
+            f"flash-attn wheel built for CUDA {wheel_major}, torch {torch} uses CUDA {tcuda}",
+            f"Line {ev.line} installs {ev.what}{_in(ev)}, compiled with CUDA {wheel_major} (cu{m.group('cu')} in its "
+            f"file name); the stage's torch is a CUDA {tcuda} build, so the extension cannot load its CUDA runtime.",
+            (
+                Fix(
+                    f"Install the flash-attn wheel whose name says cu{tcuda.split('.')[0]}, matching torch's CUDA"
+                ),
+            ),
+            {"torch": str(torch), "torch_cuda": tcuda, "flash_attn_wheel": ev.what, "stage": st.label},
+            group="dockerfile",
+            line=ev.line,
+        )
 
 
 _DATACENTER_ONLY = re.compile(r"geforce|titan|quadro|^rtx|rtx a\d|rtx \d", re.I)

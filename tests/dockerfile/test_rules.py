@@ -333,3 +333,35 @@ def test_xformers_fix_is_the_release_built_for_torch(write_df: Callable[..., Pat
     rep = _check(write_df, dmatrix, "FROM ubuntu:22.04\nRUN pip install torch==2.1.0 xformers==0.0.23\n")
     f = next(f for f in rep.findings if f.id == "dockerfile.companion")
     assert f.fixes[0].command == "pip install xformers==0.0.22.post7"
+
+
+FA = "https://github.com/Dao-AILab/flash-attention/releases/download/v2.5.8/flash_attn-2.5.8+{}-cp310-cp310-linux_x86_64.whl"
+
+
+@pytest.mark.parametrize(
+    "torch,tags,want",
+    [
+        ("2.4.1", "cu122torch2.4cxx11abiFALSE", None),
+        (
+            "2.4.1",
+            "cu122torch2.3cxx11abiFALSE",
+            "built for torch 2.3",
+        ),  # another torch minor: undefined symbol
+        ("2.4.1", "cu118torch2.4cxx11abiFALSE", "built for CUDA 11"),  # torch is a cu121 build
+    ],
+)
+def test_flash_attn_wheel_against_torch(
+    write_df: Callable[..., Path], dmatrix: Any, torch: str, tags: str, want: str | None
+) -> None:
+    rep = _check(
+        write_df,
+        dmatrix,
+        "FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04\n"
+        f"RUN pip install torch=={torch} --index-url https://download.pytorch.org/whl/cu121\n"
+        f"RUN pip install {FA.format(tags)}\n",
+    )
+    got = [f for f in rep.findings if f.id == "dockerfile.companion"]
+    if want is None:
+        assert got == []
+        return
+    assert len(got) == 1 and got[0].severity == "error" and want in got[0].title and got[0].line == 3
