@@ -202,7 +202,7 @@ def record(st: Stage, cmd: Command, line: int) -> None:
     pinned = [v for n, v, _ in names if n == "torch" and v]
     if pinned:
         torch_now = pinned[0]  # the companion is resolved against the torch of its own command
-    for req in reqs:
+    for req in dict.fromkeys(reqs):  # 1 MB of one requirement: searched once
         fa = FLASH_ATTN_WHEEL.search(req)
         if fa is not None:
             st.events.append(
