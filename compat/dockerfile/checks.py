@@ -10,6 +10,7 @@ from packaging.version import Version
 
 from compat.dockerfile.model import (
     ARCH_LIST,
+    CPU_BASE,
     CPU_WHEEL,
     CUDNN,
     NAMED_ARCHES,
@@ -96,6 +97,7 @@ def check_stage(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding | Skip]
     yield from _check_cuda_stacks(st, m)
     yield from _check_cudnn(st, m)
     yield from _check_cpu_wheel(st, m)
+    yield from _check_cpu_base(st, m)
     yield from _check_arch_list(st, m, opts)
     yield from _check_require_cuda(st, m, opts)
     yield from _check_no_nvcc(st)
@@ -324,6 +326,48 @@ def _check_cpu_wheel(st: Stage, m: Matrix) -> Iterator[Finding | Skip]:
             fixes=(Fix("Install the GPU-capable package", f"pip install 'tensorflow[and-cuda]=={tf.raw}'"),),
             facts={"tensorflow": tf.raw, "stage": st.label},
         )
+
+
+def _check_cpu_base(st: Stage, m: Matrix) -> Iterator[Finding | Skip]:
+    """A GPU TensorFlow from pip on a base known to carry no CUDA (python:*, an OS image).
+
+    TensorFlow's pip package loads the system CUDA and cuDNN libraries unless it is installed as
+    tensorflow[and-cuda] (2.14+, https://www.tensorflow.org/install/pip), so on such a base it runs on the
+    CPU. PyTorch's CUDA wheels bring their CUDA libraries with them (statically or as nvidia-* wheels) and
+    need only the host driver, so torch CUDA wheels on a CPU base are not judged here.
+    """
+    tf = st.tf
+    if st.cuda is not None or tf is None or tf.from_base or tf.cpu or tf.and_cuda or tf.raw is None:
+        return
+    if not st.stack.known or st.stack.kind not in ("python", "os"):
+        return
+    rel = m.tf_release(Version(tf.raw))
+    if rel is None or not rel.cudnn:
+        return
+    fixes = (
+        (Fix("Install the CUDA libraries TensorFlow pins", f"pip install 'tensorflow[and-cuda]=={tf.raw}'"),)
+        if rel.and_cuda
+        else ()
+    ) + (
+        Fix(
+            ("Or b" if rel.and_cuda else "B")
+            + f"uild FROM an nvidia/cuda -cudnn runtime image with the CUDA {rel.cuda or '?'} and "
+            f"cuDNN {rel.cudnn} TensorFlow {tf.raw} was tested with"
+        ),
+    )
+    yield _f(
+        CPU_BASE,
+        "warning",
+        f"TensorFlow {tf.raw} on the CPU-only base {st.base} will not find a GPU",
+        f"Line {tf.line} installs tensorflow {tf.raw} from pip, which loads the system CUDA {rel.cuda or '?'} "
+        f"and cuDNN {rel.cudnn} libraries; the base image {st.base} has none, so TensorFlow logs "
+        "'Could not load dynamic library' and runs on the CPU"
+        + ("" if rel.and_cuda else f" (TensorFlow {tf.raw} predates the tensorflow[and-cuda] extra of 2.14)")
+        + ". Fine for a CPU-only image; wrong for a training image meant for a GPU host.",
+        line=tf.line,
+        fixes=fixes,
+        facts={"tensorflow": tf.raw, "image": st.base, "stage": st.label},
+    )
 
 
 def parse_arch_list(text: str) -> list[tuple[str, CC | None, bool]]:

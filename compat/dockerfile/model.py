@@ -32,6 +32,7 @@ GET_PIP = "dockerfile.get-pip"
 COMPAT_LIBS = "dockerfile.compat-libs"
 NO_CUDNN = "dockerfile.no-cudnn"
 DELETED_TAG = "dockerfile.deleted-tag"
+CPU_BASE = "dockerfile.cpu-base"
 CHECK_IDS = (
     BASE_UNKNOWN,
     ARG_UNSET,
@@ -53,6 +54,7 @@ CHECK_IDS = (
     COMPAT_LIBS,
     NO_CUDNN,
     DELETED_TAG,
+    CPU_BASE,
 )
 
 PIP_CUDA_COST = "the pip nvidia-* wheels add about 2-3 GB"
@@ -129,7 +131,7 @@ class Event:
     forward-compatibility libraries, packages that need cuDNN)."""
 
     kind: str
-    """companion | get-pip-url | get-pip-run | compat-libs | needs-cudnn"""
+    """companion | flash-attn-wheel | get-pip-url | get-pip-run | compat-libs | needs-cudnn"""
     line: int
     what: str
     """The package, URL or path concerned."""

@@ -10,6 +10,7 @@ import os
 import re
 from collections.abc import Iterator
 
+from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from compat.dockerfile.installs import _PIP_VALUE_OPTS
@@ -30,6 +31,65 @@ GET_PIP_MIN_PYTHON = Version("3.9")
 # (torch 2.Y: torchvision 0.(Y+15), torchaudio 2.Y; torch 1.Y: torchvision 0.(Y+1), torchaudio 0.Y). Only the
 # rows those tables list are used; other torch releases are not judged.
 _TABLE_TORCH = {(1, y) for y in range(7, 14)} | {(2, y) for y in range(0, 10)}
+
+# The torch each xformers release requires (its wheels' `Requires-Dist: torch`), read from PyPI's wheel
+# metadata on 2026-11-23 with `pip install --dry-run --no-deps --only-binary=:all: --report out.json
+# xformers==V` (Linux x86_64 wheels: cp310 or cp311, cp39-abi3 from 0.0.31, py39 for 0.0.35). Releases not
+# listed are not judged. PyPI's xformers wheels are built for one torch each; pip enforces the pin.
+XFORMERS_TORCH: dict[str, str] = {
+    "0.0.16": "==1.13.1",
+    "0.0.20": "==2.0.1",
+    "0.0.21": "==2.0.1",
+    "0.0.22": "==2.0.1",
+    "0.0.22.post7": "==2.1.0",
+    "0.0.23": "==2.1.1",
+    "0.0.23.post1": "==2.1.2",
+    "0.0.24": "==2.2.0",
+    "0.0.25": "==2.2.1",
+    "0.0.25.post1": "==2.2.2",
+    "0.0.26.post1": "==2.3.0",
+    "0.0.27": "==2.3.1",
+    "0.0.27.post1": "==2.4.0",
+    "0.0.27.post2": "==2.4.0",
+    "0.0.28": "==2.4.1",
+    "0.0.28.post1": "==2.4.1",
+    "0.0.28.post2": "==2.5.0",
+    "0.0.28.post3": "==2.5.1",
+    "0.0.29": "==2.5.1",
+    "0.0.29.post1": "==2.5.1",
+    "0.0.29.post2": "==2.6.0",
+    "0.0.29.post3": "==2.6.0",
+    "0.0.30": "==2.7.0",
+    "0.0.31": "==2.7.1",
+    "0.0.31.post1": "==2.7.1",
+    "0.0.32.post1": "==2.8.0",
+    "0.0.32.post2": "==2.8.0",
+    "0.0.33": "==2.9.0",
+    "0.0.33.post1": "==2.9.0",
+    "0.0.33.post2": "==2.9.1",
+    "0.0.34": "==2.10.0",
+    "0.0.35": ">=2.10",
+}
+
+
+def xformers_torch(xformers: Version) -> SpecifierSet | None:
+    """The torch requirement of an xformers release from PyPI, or None where the table does not say."""
+    spec = XFORMERS_TORCH.get(str(xformers))
+    return SpecifierSet(spec) if spec else None
+
+
+def xformers_for(torch: Version) -> list[str]:
+    """The xformers releases whose wheels require exactly `torch`'s release (newest first)."""
+    out = [x for x, spec in XFORMERS_TORCH.items() if spec.startswith("==") and Version(spec[2:]) == torch]
+    return sorted(out, key=Version, reverse=True)
+
+
+# flash-attn's prebuilt wheels (GitHub releases of Dao-AILab/flash-attention) name what they were compiled
+# against: flash_attn-2.5.8+cu122torch2.3cxx11abiFALSE-cp310-cp310-linux_x86_64.whl. The extension links
+# against that torch minor's C++ API; under another torch it fails to import ("undefined symbol").
+FLASH_ATTN_WHEEL = re.compile(
+    r"flash_attn-(?P<v>\d+(?:\.\d+)*(?:\.post\d+)?)\+cu(?P<cu>\d+)torch(?P<torch>\d+\.\d+)cxx11abi(?P<abi>TRUE|FALSE)-"
+)
 
 
 def companion_for(torch: Version, package: str) -> tuple[int, int] | None:
@@ -142,6 +202,21 @@ def record(st: Stage, cmd: Command, line: int) -> None:
     pinned = [v for n, v, _ in names if n == "torch" and v]
     if pinned:
         torch_now = pinned[0]  # the companion is resolved against the torch of its own command
+    for req in dict.fromkeys(reqs):  # 1 MB of one requirement: searched once
+        fa = FLASH_ATTN_WHEEL.search(req)
+        if fa is not None:
+            st.events.append(
+                Event(
+                    "flash-attn-wheel",
+                    line,
+                    fa.group(0).rstrip("-"),
+                    fa.group("torch"),
+                    torch_now,
+                    with_torch,
+                    no_deps,
+                    branch=cmd.branch,
+                )
+            )
     for name, version, _ in names:
         if name in COMPANIONS:
             st.events.append(
@@ -189,6 +264,8 @@ def check_rules(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding | Skip]
     for ev in st.events:
         if ev.kind == "companion":
             yield from _companion(st, ev, newest)
+        elif ev.kind == "flash-attn-wheel":
+            yield from _flash_attn_wheel(st, ev)
         elif ev.kind == "get-pip-url":
             url_event = ev
         elif ev.kind == "get-pip-run" and url_event is not None and url_event.version is None and ev.version:
@@ -241,6 +318,9 @@ def _companion(st: Stage, ev: Event, newest: Version | None) -> Iterator[Finding
     torch = _public(ev.torch)
     if torch is None:
         return
+    if ev.version is not None and ev.what == "xformers":
+        yield from _xformers_pin(st, ev, torch)
+        return
     if ev.version is not None:
         want = companion_for(torch, ev.what)
         try:
@@ -289,6 +369,86 @@ def _companion(st: Stage, ev: Event, newest: Version | None) -> Iterator[Finding
         group="dockerfile",
         line=ev.line,
     )
+
+
+def _xformers_pin(st: Stage, ev: Event, torch: Version) -> Iterator[Finding]:
+    try:
+        have = Version(ev.version or "")
+    except InvalidVersion:
+        return
+    spec = xformers_torch(have)
+    if spec is None or ev.no_deps or spec.contains(torch, prereleases=True):
+        return
+    how = (
+        "in the same pip command: the resolver stops with 'ResolutionImpossible'"
+        if ev.same_command_torch
+        else f"so pip uninstalls torch {torch} and installs torch{spec} from PyPI, with the CUDA build PyPI "
+        "ships instead of the image's"
+    )
+    fits = xformers_for(torch)
+    yield Finding(
+        COMPANION,
+        "error",
+        f"xformers {have} does not go with torch {torch}",
+        f"Line {ev.line} pins xformers=={have}{_in(ev)}; its wheels on PyPI require torch{spec} (their "
+        f"Requires-Dist), and the stage has torch {torch}, {how}.",
+        (
+            Fix(f"Pin the xformers built for torch {torch}", f"pip install xformers=={fits[0]}")
+            if fits
+            else Fix(f"Pin an xformers release built for torch {torch}"),
+            Fix(
+                "Or keep torch as it is (xformers' C++ ops may then not load)",
+                f"pip install --no-deps xformers=={have}",
+            ),
+        ),
+        {"torch": str(torch), "xformers": str(have), "stage": st.label},
+        group="dockerfile",
+        line=ev.line,
+    )
+
+
+def _flash_attn_wheel(st: Stage, ev: Event) -> Iterator[Finding]:
+    torch = _public(ev.torch)
+    m = FLASH_ATTN_WHEEL.search(ev.what + "-")
+    if torch is None or m is None or len(torch.release) < 2:
+        return
+    built = m.group("torch")
+    have = f"{torch.release[0]}.{torch.release[1]}"
+    if built != have:
+        yield Finding(
+            COMPANION,
+            "error",
+            f"flash-attn wheel built for torch {built}, the stage has torch {torch}",
+            f"Line {ev.line} installs {ev.what}{_in(ev)}, compiled against torch {built} (its file name says so); "
+            f"with torch {torch} its CUDA extension fails to import ('undefined symbol' from flash_attn_2_cuda).",
+            (
+                Fix(
+                    f"Install the flash-attn wheel whose name says torch{have}, or build flash-attn from source"
+                ),
+            ),
+            {"torch": str(torch), "flash_attn_wheel": ev.what, "stage": st.label},
+            group="dockerfile",
+            line=ev.line,
+        )
+        return
+    tcuda = st.torch.cuda if st.torch is not None and st.torch.cuda else None
+    wheel_major = m.group("cu")[:2]
+    if tcuda is not None and tcuda.split(".")[0] != wheel_major:
+        yield Finding(
+            COMPANION,
+            "error",
+            f"flash-attn wheel built for CUDA {wheel_major}, torch {torch} uses CUDA {tcuda}",
+            f"Line {ev.line} installs {ev.what}{_in(ev)}, compiled with CUDA {wheel_major} (cu{m.group('cu')} in its "
+            f"file name); the stage's torch is a CUDA {tcuda} build, so the extension cannot load its CUDA runtime.",
+            (
+                Fix(
+                    f"Install the flash-attn wheel whose name says cu{tcuda.split('.')[0]}, matching torch's CUDA"
+                ),
+            ),
+            {"torch": str(torch), "torch_cuda": tcuda, "flash_attn_wheel": ev.what, "stage": st.label},
+            group="dockerfile",
+            line=ev.line,
+        )
 
 
 _DATACENTER_ONLY = re.compile(r"geforce|titan|quadro|^rtx|rtx a\d|rtx \d", re.I)

@@ -20,7 +20,7 @@ def raw() -> dict[str, Any]:
 
 def test_shipped_images_yaml_is_valid(raw: dict[str, Any]) -> None:
     assert validate_document(raw["images.yaml"]) == []
-    assert str(raw["images.yaml"]["updated"]) == "2026-11-22"
+    assert str(raw["images.yaml"]["updated"]) == "2026-11-23"
 
 
 def test_registered_in_matrix_extra_validators() -> None:
@@ -92,6 +92,23 @@ def test_nvidia_cuda_tags(
 def test_cudnn8_tag_gets_its_minor_from_data(raw: dict[str, Any]) -> None:
     assert infer(parse_ref("nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04"), raw).cudnn == "8.9"
     assert infer(parse_ref("nvidia/cuda:11.3.1-cudnn8-runtime-ubuntu20.04"), raw).cudnn is None
+
+
+@pytest.mark.parametrize(
+    "tag,cudnn,major",
+    [
+        # NV_CUDNN_VERSION in NVIDIA's dist/<cuda>/<os>/runtime/cudnn*/Dockerfile (matrix/images.yaml rows)
+        ("11.6.2-cudnn8-runtime-ubuntu20.04", "8.4", 8),
+        ("11.7.1-cudnn8-devel-ubuntu20.04", "8.5", 8),
+        ("12.4.1-cudnn-runtime-ubuntu22.04", "9.1", 9),
+        ("12.6.3-cudnn-devel-ubuntu22.04", "9.5", 9),
+        ("12.8.1-cudnn-runtime-ubuntu22.04", "9.8", 9),
+        ("12.5.1-cudnn-runtime-ubuntu22.04", None, 9),  # no row read: major from the tag, minor unknown
+    ],
+)
+def test_cudnn_of_nvidia_cuda_tags(raw: dict[str, Any], tag: str, cudnn: str | None, major: int) -> None:
+    st = infer(parse_ref(f"nvidia/cuda:{tag}"), raw)
+    assert (st.cudnn, st.cudnn_major) == (cudnn, major)
 
 
 def test_pytorch_images(raw: dict[str, Any]) -> None:

@@ -244,3 +244,124 @@ def test_setup_py_is_a_cuda_build_only_for_cuda_projects(write_df: Callable[...,
     assert _ids(_check(write_df, dmatrix, apex)).get("dockerfile.no-nvcc") == [3]
     own = base + "WORKDIR /src\nRUN FORCE_CUDA=1 python3 setup.py develop\n"
     assert "dockerfile.no-nvcc" in _ids(_check(write_df, dmatrix, own))
+
+
+@pytest.mark.parametrize(
+    "base,tf,want",
+    [
+        # TF pip loads the system CUDA/cuDNN; a python:/OS base has none: warning, fix by the and-cuda extra.
+        ("python:3.10-slim", "tensorflow==2.15.0", "and-cuda"),
+        # before 2.14 there is no [and-cuda] extra: the only fix is a CUDA base.
+        ("ubuntu:20.04", "tensorflow==2.11.0", "nvidia/cuda"),
+        # not judged: CPU package, and-cuda extra, a CUDA base, an unknown base.
+        ("python:3.10-slim", "tensorflow-cpu==2.15.0", None),
+        ("python:3.10-slim", "'tensorflow[and-cuda]==2.15.0'", None),
+        ("nvidia/cuda:12.2.2-cudnn8-runtime-ubuntu22.04", "tensorflow==2.15.0", None),
+        ("example.com/someone/custom:1", "tensorflow==2.15.0", None),
+    ],
+)
+def test_gpu_tensorflow_on_cpu_base(
+    write_df: Callable[..., Path], dmatrix: Any, base: str, tf: str, want: str | None
+) -> None:
+    rep = _check(write_df, dmatrix, f"FROM {base}\nRUN pip install {tf}\n")
+    got = [f for f in rep.findings if f.id == "dockerfile.cpu-base"]
+    if want is None:
+        assert got == []
+        return
+    assert len(got) == 1 and got[0].severity == "warning" and got[0].line == 2
+    assert want in " ".join(f"{x.text} {x.command or ''}" for x in got[0].fixes)
+    if want == "nvidia/cuda":
+        assert "predates" in got[0].message and not any(x.command for x in got[0].fixes)
+
+
+def test_cuda_torch_wheel_on_cpu_base_is_not_judged(write_df: Callable[..., Path], dmatrix: Any) -> None:
+    # PyTorch's CUDA wheels carry their CUDA libraries; only the host driver is needed.
+    rep = _check(
+        write_df,
+        dmatrix,
+        "FROM python:3.11-slim\nRUN pip install torch==2.4.1 --index-url https://download.pytorch.org/whl/cu121\n",
+    )
+    assert not [f for f in rep.findings if f.id in ("dockerfile.cpu-base", "dockerfile.cpu-wheel")]
+
+
+def test_driver_branch_r570_row(dmatrix: Any) -> None:
+    # NVIDIA "Supported Drivers and CUDA Toolkit Versions" (R580-era edition): R570 Production Branch, EOL
+    # February 2026, CUDA 12.x.
+    from compat.dockerfile.drivers import branches, oldest_supported
+
+    r570 = {b.branch: b for b in branches(dmatrix)}[570]
+    assert (r570.designation, r570.eol) == ("production", (2026, 2))
+    assert r570.supported_on(_dt.date(2026, 2, 27)) and not r570.supported_on(_dt.date(2026, 3, 1))
+    # R535 (LTSB to June 2026) stays the oldest supported branch while R570 lives.
+    oldest = oldest_supported(dmatrix, _dt.date(2026, 1, 15))
+    assert oldest is not None and oldest.branch == 535
+
+
+@pytest.mark.parametrize(
+    "text,want",
+    [
+        # xformers 0.0.23's wheels require torch==2.1.1 (PyPI metadata): with torch 2.1.0 in one command, pip fails.
+        ("RUN pip install torch==2.1.0 xformers==0.0.23\n", "ResolutionImpossible"),
+        # a later command replaces the image's torch with the one xformers pins.
+        ("RUN pip install torch==2.4.1\nRUN pip install xformers==0.0.29\n", "uninstalls torch 2.4.1"),
+        ("RUN pip install torch==2.5.1\nRUN pip install xformers==0.0.28.post3\n", None),
+        ("RUN pip install torch==2.11.0\nRUN pip install xformers==0.0.35\n", None),  # torch>=2.10
+        ("RUN pip install torch==2.4.1\nRUN pip install --no-deps xformers==0.0.29\n", None),
+        ("RUN pip install torch==2.4.1\nRUN pip install xformers==0.0.19\n", None),  # not in the table
+    ],
+)
+def test_xformers_pin_against_torch(
+    write_df: Callable[..., Path], dmatrix: Any, text: str, want: str | None
+) -> None:
+    rep = _check(write_df, dmatrix, "FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04\n" + text)
+    got = [f for f in rep.findings if f.id == "dockerfile.companion"]
+    if want is None:
+        assert got == []
+        return
+    assert len(got) == 1 and got[0].severity == "error" and "xformers" in got[0].title
+    assert want in got[0].message and "Requires-Dist" in got[0].message
+
+
+def test_xformers_fix_is_the_release_built_for_torch(write_df: Callable[..., Path], dmatrix: Any) -> None:
+    from packaging.version import Version
+
+    from compat.dockerfile.rules import xformers_for
+
+    assert xformers_for(Version("2.1.0")) == ["0.0.22.post7"]
+    assert xformers_for(Version("2.5.1"))[0] == "0.0.29.post1"
+    assert xformers_for(Version("1.12.1")) == []
+    rep = _check(write_df, dmatrix, "FROM ubuntu:22.04\nRUN pip install torch==2.1.0 xformers==0.0.23\n")
+    f = next(f for f in rep.findings if f.id == "dockerfile.companion")
+    assert f.fixes[0].command == "pip install xformers==0.0.22.post7"
+
+
+FA = "https://github.com/Dao-AILab/flash-attention/releases/download/v2.5.8/flash_attn-2.5.8+{}-cp310-cp310-linux_x86_64.whl"
+
+
+@pytest.mark.parametrize(
+    "torch,tags,want",
+    [
+        ("2.4.1", "cu122torch2.4cxx11abiFALSE", None),
+        (
+            "2.4.1",
+            "cu122torch2.3cxx11abiFALSE",
+            "built for torch 2.3",
+        ),  # another torch minor: undefined symbol
+        ("2.4.1", "cu118torch2.4cxx11abiFALSE", "built for CUDA 11"),  # torch is a cu121 build
+    ],
+)
+def test_flash_attn_wheel_against_torch(
+    write_df: Callable[..., Path], dmatrix: Any, torch: str, tags: str, want: str | None
+) -> None:
+    rep = _check(
+        write_df,
+        dmatrix,
+        "FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04\n"
+        f"RUN pip install torch=={torch} --index-url https://download.pytorch.org/whl/cu121\n"
+        f"RUN pip install {FA.format(tags)}\n",
+    )
+    got = [f for f in rep.findings if f.id == "dockerfile.companion"]
+    if want is None:
+        assert got == []
+        return
+    assert len(got) == 1 and got[0].severity == "error" and want in got[0].title and got[0].line == 3
