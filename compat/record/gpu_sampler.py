@@ -150,6 +150,13 @@ def main(argv: list[str]) -> int:  # pragma: no cover - needs a GPU; exercised o
 
 if __name__ == "__main__":  # pragma: no cover
     try:
-        raise SystemExit(main(sys.argv[1:]))
+        code = main(sys.argv[1:])
     except (BrokenPipeError, KeyboardInterrupt):
-        raise SystemExit(0) from None
+        code = 0
+    # os._exit, not SystemExit: the stdin-watching daemon thread may hold stdin's lock, and interpreter shutdown
+    # would then abort ("could not acquire lock ... at interpreter shutdown"): found by the fake-NVML test.
+    try:
+        sys.stdout.flush()
+    except Exception:
+        pass
+    os._exit(code)

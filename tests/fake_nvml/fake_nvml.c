@@ -429,6 +429,23 @@ typedef struct {
 } nvmlMemory_v2_t;
 #define NVML_MEMORY_V2 ((unsigned int)(sizeof(nvmlMemory_v2_t) | (2u << 24)))
 
+/* The run recorder's calls (compat/record/gpu_sampler.py, issue 15): utilisation and a handle's index. */
+typedef struct { unsigned int gpu; unsigned int memory; } nvmlUtilization_t;
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t *u) {
+    DEV_ENTER("nvmlDeviceGetUtilizationRates");
+    const entry_t *e = answer(dev, "nvmlDeviceGetUtilizationRates", NULL, &rc);
+    if (rc == OK) {
+        u->gpu = (unsigned int)ival(e, 0);
+        u->memory = (unsigned int)ival(e, 1);
+    }
+    return rc;
+}
+nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int *index) {
+    DEV_ENTER("nvmlDeviceGetIndex");
+    *index = (unsigned int)dev;
+    return OK;
+}
+
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *m) {
     DEV_ENTER("nvmlDeviceGetMemoryInfo");
     const entry_t *e = answer(dev, "nvmlDeviceGetMemoryInfo", NULL, &rc);
