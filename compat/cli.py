@@ -1,13 +1,19 @@
-"""The `compat` command line: argument parsing, exit codes and the one-line error contract."""
+"""The `compat` command line: argument parsing, exit codes and the one-line error contract.
+
+Sub-commands are registered in one table, `COMMANDS`, and imported only when invoked (or when their own
+`--help` is asked for): `compat check` never imports the doctor, the fleet or the smoke job, and `compat --help`
+imports no command at all. Adding a command is one line in that table plus a module with `register(app)`.
+"""
 
 from __future__ import annotations
 
 import importlib
 import os
 import sys
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 import typer
+from typer.core import TyperGroup
 
 try:  # typer >= 0.26 vendors click
     from typer._click import exceptions as _cx
@@ -16,33 +22,164 @@ except ImportError:  # pragma: no cover - older typer with click installed
 
 from compat.errors import EXIT_INCOMPATIBLE, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, CompatError, InputError
 
+
+class Command(NamedTuple):
+    """One sub-command: its name, the module whose `register(app)` defines it, and its one-line summary."""
+
+    name: str
+    module: str
+    summary: str
+    """Shown by `compat --help` without importing the module (a test keeps it equal to the docstring)."""
+
+
+# The one table of sub-commands, in `compat --help` order. A new command is one line here.
+COMMANDS: tuple[Command, ...] = (
+    Command(
+        "check", "compat.commands.check", "What-if: check a stack described by flags (and/or a snapshot)."
+    ),
+    Command("doctor", "compat.commands.doctor", "Probe this machine: every problem with its fix."),
+    Command("smoke", "compat.commands.smoke", "Train a tiny CNN in an isolated child process."),
+    Command("explain", "compat.commands.explain", "Read a crash log, name the root cause and give the fix."),
+    Command(
+        "dockerfile", "compat.commands.dockerfile", "Check a Dockerfile's GPU stack without building it."
+    ),
+    Command("suggest", "compat.commands.suggest", "Which PyTorch, TensorFlow and JAX to install here."),
+    Command("matrix", "compat.commands.matrix", "Validate the matrix and look rows up."),
+    Command("fleet", "compat.commands.fleet", "Check every node of a GPU cluster (Ray, or merged reports)."),
+    Command(
+        "compose", "compat.commands.compose", "Check a Compose file's GPU services without starting them."
+    ),
+    Command("k8s", "compat.commands.k8s", "Check Kubernetes manifests' GPU pods without applying them."),
+    Command("run", "compat.commands.run", "Run a training command, record it, and say why it died."),
+    Command(
+        "watch", "compat.commands.watch", "Record a running process (e.g. a notebook kernel) until it ends."
+    ),
+    Command(
+        "record", "compat.commands.record", "Record this machine's NVML answers as a replayable profile."
+    ),
+    Command(
+        "mcp", "compat.commands.mcp", "Serve compat's read-only tools to AI assistants over MCP (stdio)."
+    ),
+)
+COMMAND_MODULES = tuple(c.module for c in COMMANDS)
+_BY_NAME = {c.name: c for c in COMMANDS}
+
+
+def _lighten(cmd: Any) -> None:
+    """Help and parsing without the costs typer adds by default: no Python type after a metavar
+    (`PATH <str>` → `PATH`), no `{PATH}` in the usage line, summaries not cut with '…', and plain string
+    options coerced without building a pydantic TypeAdapter (~150 ms of imports on every run)."""
+    for param in getattr(cmd, "params", ()):
+        if getattr(param, "param_type_name", "") == "argument" and hasattr(param, "display_type_rich"):
+            param.display_type_rich = lambda ctx: None
+            param._usage_display_name = _usage_name(param)
+        _plain_strings(param)
+    orig = getattr(cmd, "get_help_option", None)
+    if orig is not None and not getattr(orig, "_compat_light", False):
+
+        def help_option(ctx: Any, _orig: Any = orig) -> Any:
+            opt = _orig(ctx)
+            if opt is not None:
+                _plain_strings(opt)
+            return opt
+
+        help_option._compat_light = True  # type: ignore[attr-defined]
+        cmd.get_help_option = help_option
+    sub = getattr(cmd, "commands", None)
+    if isinstance(sub, dict):
+        for child in sub.values():
+            if child.help and not child.short_help:
+                child.short_help = child.help.split("\n\n")[0].replace("\n", " ").strip()
+            _lighten(child)
+
+
+def _usage_name(param: Any) -> Any:
+    def name() -> str:
+        n = str(param.metavar if param.metavar is not None else param.name).upper()
+        if not param.required and not n.startswith("["):
+            n = f"[{n}]"
+        return n + ("..." if param.nargs != 1 and not n.rstrip("]").endswith("...") else "")
+
+    return name
+
+
+def _plain_strings(param: Any) -> None:
+    desc = getattr(param, "type_descriptor", None)
+    if desc is None or not hasattr(param, "_runtime_param") or desc.file_annotation is not None:
+        return
+    ann = desc.annotation
+    if ann is str or ann is bool:
+        param._runtime_param = _plain_param(desc, many=False)
+    elif getattr(ann, "__origin__", None) is list and getattr(ann, "__args__", None) == (str,):
+        param._runtime_param = _plain_param(desc, many=True)
+
+
+def _plain_param(desc: Any, *, many: bool) -> Any:
+    from typer._coercion import RuntimeParam
+
+    class _Plain(RuntimeParam):
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            if many:
+                return [str(v) for v in (value if isinstance(value, (list, tuple)) else [value])]
+            if self.annotation is bool:
+                return value if isinstance(value, bool) else bool(value)
+            return value if isinstance(value, str) else str(value)
+
+    return _Plain(parameter_info=desc.parameter_info, annotation=desc.annotation)
+
+
+class LazyGroup(TyperGroup):
+    """The root group: imports a sub-command's module on first use, lists the others from `COMMANDS`."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [c.name for c in COMMANDS] + [n for n in self.commands if n not in _BY_NAME]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands and cmd_name in _BY_NAME:
+            load_command(self, cmd_name)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        rows = [(c.name, c.summary) for c in COMMANDS]
+        rows += [(n, c.get_short_help_str(10**6)) for n, c in self.commands.items() if n not in _BY_NAME]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+def load_command(group: Any, name: str) -> None:
+    """Import `name`'s module and add its click command to `group`."""
+    try:
+        mod = importlib.import_module(_BY_NAME[name].module)
+    except ModuleNotFoundError as exc:
+        if exc.name == _BY_NAME[name].module:
+            return  # a command not built yet
+        raise
+    holder = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions_enable=False)
+    mod.register(holder)
+    built = typer.main.get_group(holder)
+    for n, cmd in built.commands.items():
+        _lighten(cmd)
+        group.add_command(cmd, n)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from compat import __version__
+
+        typer.echo(f"compat {__version__}")
+        raise typer.Exit(0)
+
+
 app = typer.Typer(
     name="compat",
+    cls=LazyGroup,
     help="Tells you whether your GPU stack can train at all, and why not.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-# Sub-command modules; each exposes register(app). Imported at start-up, so they keep heavy imports lazy.
-COMMAND_MODULES = (
-    "compat.commands.check",
-    "compat.commands.matrix",
-    "compat.commands.doctor",
-    "compat.commands.smoke",
-    "compat.commands.explain",
-    "compat.commands.dockerfile",
-    "compat.commands.suggest",
-    "compat.commands.fleet",
-    "compat.commands.mcp",
-    "compat.commands.record",
-    "compat.commands.compose",
-    "compat.commands.k8s",
-    "compat.commands.run",
-    "compat.commands.watch",
-)
-
 
 _EXIT_TYPES: tuple[type[BaseException], ...] = tuple(
     {t for t in (getattr(_cx, "Exit", None), typer.Exit) if isinstance(t, type)}
@@ -64,13 +201,15 @@ def _root(
         metavar="DIR",
         help="Use the matrix in DIR (default: $COMPAT_MATRIX_DIR or the shipped one).",
     ),
-    version: bool = typer.Option(False, "--version", help="Print compat's version and exit."),
+    version: bool = typer.Option(
+        False,
+        "--version",
+        "-V",
+        is_eager=True,
+        callback=_print_version,
+        help="Print compat's version and exit.",
+    ),
 ) -> None:
-    if version:
-        from compat import __version__
-
-        typer.echo(f"compat {__version__}")
-        raise typer.Exit(0)
     State.matrix_dir = matrix
 
 
@@ -88,20 +227,6 @@ def err(message: str) -> None:
     sys.stderr.write(f"compat: error: {first}\n")
 
 
-def _register() -> None:
-    for name in COMMAND_MODULES:
-        try:
-            mod = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue  # a command not built yet
-            raise
-        mod.register(app)
-
-
-_register()
-
-
 def _tolerant_stdout() -> None:
     """Text that is not valid Unicode (a lone surrogate from a JSON \\ud800 escape in a report, a file name that is
     not UTF-8) is printed escaped instead of failing with UnicodeEncodeError after the work is done."""
@@ -113,6 +238,17 @@ def _tolerant_stdout() -> None:
             pass
 
 
+_GROUP: Any = None
+
+
+def _group() -> Any:
+    global _GROUP
+    if _GROUP is None:
+        _GROUP = typer.main.get_group(app)
+        _lighten(_GROUP)
+    return _GROUP
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     """Entry point: runs the app and maps every outcome onto the documented exit codes."""
     args = sys.argv[1:] if argv is None else argv
@@ -122,7 +258,7 @@ def main(argv: Optional[list[str]] = None) -> None:
         start()
     _tolerant_stdout()
     try:
-        rv: Any = app(args=args, prog_name="compat", standalone_mode=False)
+        rv: Any = _group().main(args=args, prog_name="compat", standalone_mode=False)
         code = rv if isinstance(rv, int) else EXIT_OK
     except _EXIT_TYPES as exc:
         code = getattr(exc, "exit_code", getattr(exc, "code", 0))
@@ -157,4 +293,4 @@ def main(argv: Optional[list[str]] = None) -> None:
     raise SystemExit(finish(code))
 
 
-__all__ = ["EXIT_USAGE", "InputError", "app", "err", "fail_exit", "main", "matrix_dir"]
+__all__ = ["COMMANDS", "EXIT_USAGE", "InputError", "app", "err", "fail_exit", "main", "matrix_dir"]
