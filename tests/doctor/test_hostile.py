@@ -57,7 +57,7 @@ def test_endless_output_is_bounded_in_time_and_memory(fake_bin: FakeBin) -> None
     )
     assert out["status"] == "timeout"
     assert out["seconds"] < 4, out
-    assert out["peak_mib"] < 300, out
+    assert out["peak_mib"] < 512, out  # bounded: the unbounded read took 4.9 GB; ~300 MiB seen at load 6
     assert out["kept"] <= 3 * MAX_OUTPUT  # its head and its tail
 
 
@@ -77,7 +77,7 @@ def test_framework_child_that_prints_forever_is_a_timeout(tmp_path: Path) -> Non
         "       'describe': frameworks.describe_child(child)}\n"
     )
     assert out["seconds"] < 8, out
-    assert out["peak_mib"] < 300, out
+    assert out["peak_mib"] < 512, out  # bounded: the unbounded read took 4.9 GB; ~300 MiB seen at load 6
     assert out["status"] == "timeout"
     assert out["describe"].startswith("did not finish within 1.5 s")
 
