@@ -34,23 +34,7 @@ __all__ = [
     "status_of",
 ]
 
-CATEGORIES = (
-    "driver_too_old",
-    "arch_not_supported",
-    "cudnn_mismatch",
-    "cuda_libs_missing",
-    "gpu_oom",
-    "host_oom",
-    "dataloader_shm",
-    "cuda_fork",
-    "nccl_distributed",
-    "illegal_memory_access",
-    "hardware_xid",
-    "no_gpu_visible",
-    "nvml_mismatch",
-    "segfault",
-    "gpu_error",
-)
+from compat.explain.categories import CATEGORIES
 
 STATUSES = ("diagnosed", "inconclusive", "nothing-found")
 """The JSON "status" of an explain run: a named root cause, ranked suspects only, or no failure signature."""

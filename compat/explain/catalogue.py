@@ -10,29 +10,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from compat.errors import InputError, MatrixError
+from compat.explain.categories import CATEGORIES  # the root-cause categories (one copy)
 from compat.findings import Fix
 
 FILE = "signatures.yaml"
-
-# The root-cause categories: a public contract (JSON "category"), never renamed.
-CATEGORIES = (
-    "driver_too_old",
-    "arch_not_supported",
-    "cudnn_mismatch",
-    "cuda_libs_missing",
-    "gpu_oom",
-    "host_oom",
-    "dataloader_shm",
-    "cuda_fork",
-    "nccl_distributed",
-    "illegal_memory_access",
-    "hardware_xid",
-    "no_gpu_visible",
-    "nvml_mismatch",
-    "segfault",
-    "gpu_error",
-)
-"""gpu_error is "other GPU error": a documented CUDA/cuDNN/cuBLAS/NCCL/NVML code that names no root cause."""
 
 # Facts a signature may extract (named regex groups) or set; documented in the JSON "facts" of a diagnosis.
 FACT_NAMES = frozenset(

@@ -12,24 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from compat.explain.categories import CATEGORIES  # noqa: F401 - re-exported
 from compat.findings import Fix
-
-CATEGORIES = (
-    "driver_too_old",
-    "arch_not_supported",
-    "cudnn_mismatch",
-    "cuda_libs_missing",
-    "gpu_oom",
-    "host_oom",
-    "dataloader_shm",
-    "cuda_fork",
-    "nccl_distributed",
-    "illegal_memory_access",
-    "hardware_xid",
-    "no_gpu_visible",
-    "nvml_mismatch",
-    "segfault",
-)
 
 # Signals of a crash in native code: the explain catalogue files these under "segfault".
 NATIVE_CRASH_SIGNALS = (signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT)
@@ -249,7 +233,12 @@ def diagnose(text: str) -> Optional[Cause]:
         return builtin_diagnose(text)
     if not found:
         return None
-    best = found[0]  # explain lists the most likely first: the root cause, deeper causes suppressing symptoms
+    # explain lists the most likely first: the root cause, deeper causes suppressing symptoms. A ranked suspect
+    # of an inconclusive answer (a bare death) is not a cause the smoke verdict may state as found.
+    named = [d for d in found if not getattr(d, "suspected", False)]
+    if not named:
+        return None
+    best = named[0]
     category = str(getattr(best, "category", "") or "")
     if not category:
         return builtin_diagnose(text)
