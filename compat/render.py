@@ -8,6 +8,7 @@ import sys
 from collections.abc import Mapping
 from typing import IO, Any
 
+from compat._text import sanitize
 from compat.findings import Finding, Report
 
 GROUPS = (
@@ -77,6 +78,22 @@ def render_finding(f: Finding, st: Style) -> list[str]:
     return lines
 
 
+def _safe(f: Finding) -> Finding:
+    """The finding with every string from outside shown, never sent, as control sequences: a tool's output that
+    carries an SGR such as ESC[31m would otherwise pass the stream filter, which lets compat's own colours through."""
+    from dataclasses import replace
+
+    return replace(
+        f,
+        title=sanitize(f.title),
+        message=sanitize(f.message),
+        fixes=tuple(
+            replace(x, text=sanitize(x.text), command=sanitize(x.command) if x.command else x.command)
+            for x in f.fixes
+        ),
+    )
+
+
 def render_text(report: Report, title: str, stream: IO[str] | None = None, *, verbose: bool = False) -> str:
     out = stream or sys.stdout
     st = Style(use_color(out))
@@ -98,7 +115,7 @@ def render_text(report: Report, title: str, stream: IO[str] | None = None, *, ve
         lines.append("")
         lines.append(st(label, "bold"))
         for f in items:
-            lines.extend(render_finding(f, st))
+            lines.extend(render_finding(_safe(f), st))
     if not report.findings:
         lines.append("")
         lines.append(st("  ✓ no problems found with the facts given", "ok"))
@@ -112,8 +129,8 @@ def render_text(report: Report, title: str, stream: IO[str] | None = None, *, ve
             )
         )
         for s in report.skipped:
-            lines.append(st(f"  - {s.id}: {s.reason}", "dim"))
-    fl = _fact_line(report.facts)
+            lines.append(st(f"  - {s.id}: {sanitize(s.reason)}", "dim"))
+    fl = sanitize(_fact_line(report.facts))
     if fl:
         lines.append("")
         lines.append(st("Facts: " + fl, "dim"))
