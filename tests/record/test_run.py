@@ -100,7 +100,10 @@ def test_report_is_schema_valid_and_the_ring_buffer_is_bounded(cache: Path, tmp_
         doc["output_lines"] == 1000 and len(doc["output_tail"]) == 50 and doc["output_tail"][-1] == "line 999"
     )
     assert doc["verdict"]["outcome"] == "ok" and doc["verdict"]["headroom"].startswith("Headroom: ")
-    assert len(doc["samples"]) >= 3 and all(s["rss"] for s in doc["samples"])
+    # every sample taken while the child was alive has its RSS; only the last one may catch it exited (a zombie
+    # has no memory to read), which is not a missing measurement
+    with_rss = [bool(s["rss"]) for s in doc["samples"]]
+    assert sum(with_rss) >= 3 and all(with_rss[:-1]), with_rss
     if not doc["gpu"]["available"]:  # no GPU on this machine: said, not hidden
         assert doc["gpu"]["reason"] and b"GPU: not available" in r.stderr
     assert (rep / "report.html").read_text().startswith("<!DOCTYPE html>")
