@@ -267,6 +267,7 @@ def _requirement(
             tool=tool,
             python=py,
             origin=origin,
+            links=tuple(u for u in (opts.index, *opts.extra, *opts.find_links) if u),
         ),
         *extra_act,
     ]
