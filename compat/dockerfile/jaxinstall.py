@@ -202,7 +202,12 @@ def derive(st: Stage, m: Matrix) -> tuple[JaxView | None, list[Finding]]:
                 f"{_where(inst, line)} does not pin jax: built today it installs jax {rel.version} (released "
                 f"{rel.released or '?'}){' for Python ' + py if py else ''}. A rebuild later may get another release "
                 "with other CUDA, cuDNN and driver needs.",
-                (Fix("Pin the version the image was tested with", _cmd(inst.tool, f"jax=={rel.version}")),),
+                (
+                    Fix(
+                        "Pin the version the image was tested with",
+                        _cmd(inst.tool, f"jax{_extras_of(js.extras, rel)}=={rel.version}"),
+                    ),
+                ),
                 {"requirement": inst.spec, "jax": rel.version},
                 group="dockerfile",
                 line=line,
@@ -277,6 +282,12 @@ def derive(st: Stage, m: Matrix) -> tuple[JaxView | None, list[Finding]]:
     return view, notes
 
 
+def _extras_of(extras: frozenset[str], rel: JaxRelease) -> str:
+    """`[cuda12]`: the extras asked for that the release has, as a requirement writes them."""
+    have = sorted(e for e in extras if e in rel.extras)
+    return f"[{','.join(have)}]" if have else ""
+
+
 def _build_with_extra(rel: JaxRelease, major: int, extra: str) -> JaxCudaBuild | None:
     exact = [b for b in rel.cuda if b.major == major and extra in b.extras]
     if exact:
@@ -346,6 +357,9 @@ def stage_checks(st: Stage, m: Matrix, facts: Facts) -> Iterator[Finding]:
         yield from _local_checks(st, m, facts, v, rel)
     elif v.pip_cuda and st.cuda is not None:
         same = st.cuda.value.split(".")[0] == str(v.major)
+        if same and st.stack.flavour == "base":
+            return  # a -base image carries only cudart: nothing of note is duplicated
+        smaller = re.sub(r"-(?:cudnn\d*-)?(?:runtime|devel)-", "-base-", st.base)
         yield Finding(
             SECOND_CUDA,
             "info",
@@ -359,7 +373,7 @@ def stage_checks(st: Stage, m: Matrix, facts: Facts) -> Iterator[Finding]:
             (
                 Fix(
                     "A smaller base is enough for pip CUDA wheels",
-                    f"FROM nvidia/cuda:{st.cuda.value}-base-ubuntu22.04" if same else "FROM python:3.12-slim",
+                    f"FROM {smaller}" if same and smaller != st.base else "FROM python:3.12-slim",
                 ),
             ),
             {"base_cuda": st.cuda.value, "jax": v.raw, "stage": st.label},
@@ -578,7 +592,9 @@ def _local_checks(
             f"{what}. JAX's installation page: 'JAX uses LD_LIBRARY_PATH to find CUDA libraries and PATH to find "
             "binaries (ptxas, nvlink)' and 'JAX requires libdevice10.bc, which typically comes from the cuda-nvvm "
             f"package' ({JAX_DOC}); a -runtime image has neither (they come with the -devel image or the "
-            "cuda-nvcc / cuda-nvvm packages).",
+            "cuda-nvcc / cuda-nvvm packages), so XLA fails with 'libdevice not found at ./libdevice.10.bc' on "
+            "the first kernel that needs it (https://github.com/jax-ml/jax/issues/6323: libdevice.10.bc comes "
+            "from the cuda-nvcc package).",
             (*pip_fix, Fix(f"Or use the -devel image of CUDA {st.cuda.value}")),
             facts_,
             group="dockerfile",

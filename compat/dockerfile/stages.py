@@ -328,7 +328,7 @@ def _copy(st: Stage, ins_: Instruction, df: Dockerfile, by_name: Mapping[str, St
             if other.tf is not None:
                 st.tf = replace(other.tf, line=ins_.line)
             if other.jax is not None:
-                st.jax = other.jax
+                st.jax = replace(other.jax, jax_line=ins_.line, jaxlib_line=ins_.line)
             if other.python is not None and (st.python is None or "conda" in " ".join(srcs)):
                 st.python = replace(other.python, line=ins_.line, how=f"copied from stage {other.label}")
         return
