@@ -288,6 +288,10 @@ def check_jax(f: JaxFacts, table: JaxTable, matrix: Any = None) -> Iterator[Resu
         )
         return
     problems_driver = False
+    if not f.driver:
+        yield Skip(JAX_DRIVER, f"no driver version known for JAX's CUDA {major} build (give --driver)")
+    if f.cc is None:
+        yield Skip(JAX_ARCH, "no GPU compute capability known (give --gpu or --cc)")
     if f.driver:
         floor, where = driver_floor(table, matrix, major)
         if floor and not _driver_ok(f.driver, floor):
