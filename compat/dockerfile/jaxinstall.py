@@ -49,6 +49,9 @@ JAX_CPU = "jax.cpu-build"
 JAX_DOC = "https://github.com/jax-ml/jax/blob/jax-v0.11.0/docs/installation.md"
 _CUDA_EXTRA = re.compile(r"^cuda(\d{2})?(?:-(pip|local|cudnn\d{2,3}))?$")
 _PLUGIN = re.compile(r"^jax-cuda(\d{2})-(plugin|pjrt)$")
+# Where JAX publishes its CUDA jaxlib builds: the find-links page of Google Cloud Storage, and the PEP 503 index
+# that mirrors it ("JAX publishes nightlies, release candidates(RCs), and releases to several non-pypi indexes").
+_JAX_INDEXES = re.compile(r"storage\.googleapis\.com/jax-releases/|ml-oss-artifacts-published/jax")
 _JAXLIB_LABEL = re.compile(r"^cuda(\d{2,3})(?:[._-]?cudnn(\d{2,3}))?$")
 
 
@@ -252,13 +255,15 @@ def derive(st: Stage, m: Matrix) -> tuple[JaxView | None, list[Finding]]:
             break
     if view.major is not None:
         view.raw = f"{version}+cuda{view.major}"
+    elif (cuda_extras and not missing) or js.plugins or label is not None:
+        view.cpu_explained = True  # a CUDA build was asked for and its major is unknown here: no CPU claim
     # Findings about the install itself.
     for e in missing:
         assert rel is not None
         notes.append(_missing_extra(st, m, view, rel, e, line, inst))
         if _CUDA_EXTRA.match(e) and view.major is None:
             view.cpu_explained = True
-    if label is not None and jl_inst is not None and not any("jax-releases" in u for u in jl_inst.links):
+    if label is not None and jl_inst is not None and not any(_JAX_INDEXES.search(u) for u in jl_inst.links):
         notes.append(
             Finding(
                 JAX_INDEX,

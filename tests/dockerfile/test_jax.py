@@ -288,3 +288,17 @@ def test_multi_stage_copy_of_site_packages_carries_jax(write_df: WriteDf, dmatri
 def test_uninstall_clears_jax(write_df: WriteDf, dmatrix: Any) -> None:
     r = check(write_df(f"{CUDA12_RT}RUN pip install jax==0.4.30\nRUN pip uninstall -y jax jaxlib\n"), dmatrix)
     assert "jax.cpu-build" not in ids(r) and jax_fact(r) is None
+
+
+def test_unknown_release_with_a_cuda_extra_is_not_called_cpu_only(write_df: WriteDf, dmatrix: Any) -> None:
+    text = "FROM nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04\nRUN apt-get install -y python3-pip\n"
+    r = check(write_df(f'{text}RUN pip install "jax[cuda]==0.4.1" -f {JAX_INDEX}\n'), dmatrix)
+    assert "jax.unknown-version" in ids(r) and "jax.cpu-build" not in ids(r)
+
+
+def test_jax_pep503_index_serves_cuda_jaxlib(write_df: WriteDf, dmatrix: Any) -> None:
+    idx = "https://us-python.pkg.dev/ml-oss-artifacts-published/jax/simple/"
+    r = check(
+        write_df(f"{PY311}RUN pip install jax==0.4.26 jaxlib==0.4.26+cuda12.cudnn89 -i {idx}\n"), dmatrix
+    )
+    assert "dockerfile.jax-index" not in ids(r) and jax_fact(r) == "0.4.26+cuda12"
