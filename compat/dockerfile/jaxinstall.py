@@ -258,11 +258,9 @@ def derive(st: Stage, m: Matrix) -> tuple[JaxView | None, list[Finding]]:
     elif (cuda_extras and not missing) or js.plugins or label is not None:
         view.cpu_explained = True  # a CUDA build was asked for and its major is unknown here: no CPU claim
     # Findings about the install itself.
-    for e in missing:
-        assert rel is not None
-        notes.append(_missing_extra(st, m, view, rel, e, line, inst))
-        if _CUDA_EXTRA.match(e) and view.major is None:
-            view.cpu_explained = True
+    view.missing = tuple(missing)  # reported by stage_checks, whose fixes the solver re-checks
+    if any(_CUDA_EXTRA.match(e) for e in missing) and view.major is None:
+        view.cpu_explained = True
     if label is not None and jl_inst is not None and not any(_JAX_INDEXES.search(u) for u in jl_inst.links):
         notes.append(
             Finding(
@@ -311,8 +309,9 @@ def _pip_cuda(b: JaxCudaBuild, extra: str) -> bool | None:
 
 
 def _missing_extra(
-    st: Stage, m: Matrix, view: JaxView, rel: JaxRelease, extra: str, line: int, inst: ins.Install
+    st: Stage, m: Matrix, facts: Facts, view: JaxView, rel: JaxRelease, extra: str, inst: ins.Install
 ) -> Finding:
+    line = view.line
     cuda = _CUDA_EXTRA.match(extra)
     have = ", ".join(e for e in rel.extras if _CUDA_EXTRA.match(e)) or "none"
     fixes: list[Fix] = []
@@ -321,11 +320,26 @@ def _missing_extra(
         majors = [want] if want is not None else []
         majors += [b.major for b in sorted(rel.cuda, key=lambda b: -b.major) if b.major != want]
         for mj in majors:
-            if rel.build_for(mj) is not None:
+            b = rel.build_for(mj)
+            if b is None or (b.kind == "plugin" and b.plugin_version is None):
+                continue
+            if verified(
+                facts, m, f"{rel.version}+cuda{mj}", pip_cuda=b.kind != "plugin" or b.cuda_min is not None
+            ):
                 fixes.append(
                     Fix(f"Use the extra jax {rel.version} has for CUDA {mj}", fix_line(rel, mj, inst.tool))
                 )
                 break
+        else:
+            table = table_of(m)
+            best = _best(st, m, facts, table, None, want) if table is not None else None
+            if best is not None:
+                fixes.append(
+                    Fix(
+                        f"Install jax {best[0].version} with its CUDA {best[1]} build",
+                        fix_line(best[0], best[1], inst.tool),
+                    )
+                )
     cpu = cuda is not None and view.major is None
     return Finding(
         JAX_EXTRA,
@@ -354,6 +368,9 @@ def stage_checks(st: Stage, m: Matrix, facts: Facts) -> Iterator[Finding]:
     if v is None or table is None:
         return
     rel = table.release(v.release) if v.known else None
+    if rel is not None and st.jax is not None and st.jax.jax is not None:
+        for e in v.missing:
+            yield _missing_extra(st, m, facts, v, rel, e, st.jax.jax)
     if v.major is None:
         if st.cuda is not None and not v.cpu_explained:
             yield _cpu_build(st, m, facts, v, rel)
@@ -485,7 +502,9 @@ def _local_checks(
                     fix_line(rel, v.major, v.tool),
                 )
             )
-        elif any(f"cuda{v.major}-pip" == e for e in rel.extras):
+        elif any(f"cuda{v.major}-pip" == e for e in rel.extras) and verified(
+            facts, m, f"{rel.version}+cuda{v.major}"
+        ):
             pip_fix.append(
                 Fix(
                     f"Let pip bring the CUDA {v.major} libraries JAX pins (no system CUDA needed)",

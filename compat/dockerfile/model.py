@@ -169,6 +169,8 @@ class JaxView:
     jaxlib: str | None = None
     """The exact jaxlib pin (public part), when pinned."""
     tool: str = "pip"
+    missing: tuple[str, ...] = ()
+    """Extras asked of jax that the release does not declare (dockerfile.jax-extra)."""
     cpu_explained: bool = False
     """A CUDA extra was asked for but does not exist in the release (reported as dockerfile.jax-extra)."""
 

@@ -302,3 +302,17 @@ def test_jax_pep503_index_serves_cuda_jaxlib(write_df: WriteDf, dmatrix: Any) ->
         write_df(f"{PY311}RUN pip install jax==0.4.26 jaxlib==0.4.26+cuda12.cudnn89 -i {idx}\n"), dmatrix
     )
     assert "dockerfile.jax-index" not in ids(r) and jax_fact(r) == "0.4.26+cuda12"
+
+
+def test_target_gpu_below_the_cuda13_floor(write_df: WriteDf, dmatrix: Any) -> None:
+    # On CUDA 13 JAX supports compute capability 7.5 or newer (JAX's installation page); 6.1 is a Pascal GPU.
+    text = f'{PY311}RUN pip install "jax[cuda13]==0.8.0"\n'
+    r = check(write_df(text), dmatrix, target_cc="6.1", target_driver="580.65.06")
+    f = by_id(r, "jax.arch")
+    assert f and f[0].severity == "error" and f[0].line == 2
+    cmd = next(x.command for x in f[0].fixes if x.command)
+    assert cmd == 'RUN pip install -U "jax[cuda12]==0.8.0"'
+    fixed = check(
+        write_df(apply_fix(text, 2, cmd), name="fixed"), dmatrix, target_cc="6.1", target_driver="580.65.06"
+    )
+    assert "jax.arch" not in ids(fixed)
