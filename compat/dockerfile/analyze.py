@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from compat.dockerfile.checks import check_stage, stage_facts
+from compat.dockerfile.jaxinstall import candidate_facts
 from compat.dockerfile.jaxinstall import derive as derive_jax
 from compat.dockerfile.jaxinstall import stage_checks as jax_stage_checks
 from compat.dockerfile.model import (
@@ -23,7 +24,7 @@ from compat.facts import Facts
 from compat.findings import Finding, Fix, Report, Skip, unique
 from compat.matrix import Matrix
 from compat.resolver import resolve
-from compat.solver.solve import apply_changes, closes
+from compat.solver.solve import closes
 
 _DROP_FOR_AND_CUDA = ("tensorflow.cuda", "tensorflow.cudnn")
 
@@ -52,6 +53,8 @@ def analyze(df: Dockerfile, m: Matrix, opts: Options) -> Report:
             own.extend(jax_stage_checks(st, m, facts))
         own_ids = {f.id for f in own}
         for f in rep.findings:
+            if f.id == "jax.cpu-build" and f.id in own_ids:
+                continue  # the Dockerfile's own (CPU-only jax in a CUDA image) says it with the line to change
             if f.id.startswith("jax."):
                 jf = _jax_finding(f, st, facts, rep.findings, m)
                 if jf is None:
@@ -134,7 +137,7 @@ def _jax_finding(f: Finding, st: Stage, facts: Facts, before: list[Finding], m: 
         if label is None or not x.command or not x.command.startswith("pip install"):
             fixes.append(x)
             continue
-        after = resolve(apply_changes(facts, x.changes), m, want_fixes=False).findings
+        after = resolve(candidate_facts(facts, m, label), m, want_fixes=False).findings
         if not closes(before, after, f):
             continue
         cmd = x.command.replace("pip install", "uv pip install" if v.tool == "uv" else "pip install", 1)

@@ -323,9 +323,7 @@ def _missing_extra(
             b = rel.build_for(mj)
             if b is None or (b.kind == "plugin" and b.plugin_version is None):
                 continue
-            if verified(
-                facts, m, f"{rel.version}+cuda{mj}", pip_cuda=b.kind != "plugin" or b.cuda_min is not None
-            ):
+            if verified(facts, m, f"{rel.version}+cuda{mj}"):
                 fixes.append(
                     Fix(f"Use the extra jax {rel.version} has for CUDA {mj}", fix_line(rel, mj, inst.tool))
                 )
@@ -404,19 +402,46 @@ def stage_checks(st: Stage, m: Matrix, facts: Facts) -> Iterator[Finding]:
         )
 
 
-def verified(facts: Facts, m: Matrix, label: str, *, pip_cuda: bool = True) -> bool:
-    """The solver's re-check: the stage with jax = `label` has no jax.* error (and no new error). With
-    `pip_cuda` the candidate brings its own cuDNN wheels, so the image's cuDNN is not judged against it."""
-    from compat.resolver import resolve
+def brings_cuda(m: Matrix, label: str) -> bool:
+    """Whether the install a fix writes for `label` ("0.4.30+cuda12") brings CUDA and cuDNN as pip wheels (the
+    plugin's with-cuda extra, or a monolithic jaxlib with the cudaNN_pip extra), so the image's are not used."""
+    table = table_of(m)
+    try:
+        v = Version(label)
+    except InvalidVersion:
+        return False
+    lm = _JAXLIB_LABEL.match(v.local or "")
+    rel = table.release(v) if table is not None else None
+    if lm is None or rel is None:
+        return False
+    major = int(lm.group(1)[:2])
+    b = rel.build_for(major)
+    if b is None:
+        return False
+    return bool(b.cuda_min) if b.kind == "plugin" else (rel.extra_for(major) or "").endswith("-pip")
+
+
+def candidate_facts(facts: Facts, m: Matrix, label: str) -> Facts:
+    """The stage's facts with jax = `label`, as the Dockerfile fix installs it: without the image's cuDNN when
+    that install brings its own."""
+    from dataclasses import replace as _replace
+
     from compat.solver.solve import apply_changes
 
+    out = apply_changes(facts, {"jax": label})
+    if brings_cuda(m, label):
+        out = _replace(out, values={k: f for k, f in out.values.items() if k != "cudnn"})
+    return out
+
+
+def verified(facts: Facts, m: Matrix, label: str) -> bool:
+    """The solver's re-check: the stage with jax = `label` has no jax.* error (and no new error)."""
+    from compat.resolver import resolve
+
     before = {(f.id, f.title) for f in resolve(facts, m, want_fixes=False).findings if f.severity == "error"}
-    after = resolve(apply_changes(facts, {"jax": label}), m, want_fixes=False).findings
+    after = resolve(candidate_facts(facts, m, label), m, want_fixes=False).findings
     return not any(
-        f.severity == "error"
-        and not (pip_cuda and f.id == "jax.cudnn")
-        and (f.id.startswith("jax.") or (f.id, f.title) not in before)
-        for f in after
+        f.severity == "error" and (f.id.startswith("jax.") or (f.id, f.title) not in before) for f in after
     )
 
 
@@ -439,9 +464,7 @@ def _best(
             if b is None or (b.kind == "plugin" and b.plugin_version is None):
                 continue
             tried += 1
-            if verified(
-                facts, m, f"{r.version}+cuda{mj}", pip_cuda=b.kind != "plugin" or b.cuda_min is not None
-            ):
+            if verified(facts, m, f"{r.version}+cuda{mj}"):
                 return r, mj
             if tried >= 12:
                 return None

@@ -316,3 +316,15 @@ def test_target_gpu_below_the_cuda13_floor(write_df: WriteDf, dmatrix: Any) -> N
         write_df(apply_fix(text, 2, cmd), name="fixed"), dmatrix, target_cc="6.1", target_driver="580.65.06"
     )
     assert "jax.arch" not in ids(fixed)
+
+
+def test_cpu_build_is_reported_once_with_a_target_gpu(write_df: WriteDf, dmatrix: Any) -> None:
+    r = check(write_df(f"{CUDA12_RT}RUN pip install jax==0.4.30\n"), dmatrix, target_gpu="A100 SXM4 80GB")
+    f = by_id(r, "jax.cpu-build")
+    assert len(f) == 1 and f[0].fixes[0].command == 'RUN pip install -U "jax[cuda12]==0.4.30"'
+    # On a CPU base the target GPU makes the resolver's own jax.cpu-build apply, its fix a Dockerfile line.
+    cpu = check(
+        write_df(f"{PY311}RUN pip install jax==0.4.30\n", name="cpu"), dmatrix, target_gpu="A100 SXM4 80GB"
+    )
+    g = by_id(cpu, "jax.cpu-build")
+    assert len(g) == 1 and g[0].line == 2 and (g[0].fixes[0].command or "").startswith("RUN pip install")
