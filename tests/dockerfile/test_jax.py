@@ -328,3 +328,11 @@ def test_cpu_build_is_reported_once_with_a_target_gpu(write_df: WriteDf, dmatrix
     )
     g = by_id(cpu, "jax.cpu-build")
     assert len(g) == 1 and g[0].line == 2 and (g[0].fixes[0].command or "").startswith("RUN pip install")
+
+
+def test_a_jax_cuda_stage_is_a_gpu_stack_for_compose(write_df: WriteDf, dmatrix: Any) -> None:
+    from compat.sources.images import stage_facts_gpu
+
+    gpu = check(write_df(f'{PY311}RUN pip install "jax[cuda12]==0.4.30"\n'), dmatrix)
+    cpu = check(write_df(f"{PY311}RUN pip install jax==0.4.30\n", name="cpu"), dmatrix)
+    assert stage_facts_gpu(dict(gpu.facts)) and not stage_facts_gpu(dict(cpu.facts))
