@@ -197,6 +197,7 @@ def derive(st: Stage, m: Matrix) -> tuple[JaxView | None, list[Finding]]:
             return None, notes
         rel = max(cands, key=lambda r: r.parsed)
         version = rel.version
+        extras, index = _extras_of(js.extras, rel)
         notes.append(
             Finding(
                 UNPINNED,
@@ -208,7 +209,7 @@ def derive(st: Stage, m: Matrix) -> tuple[JaxView | None, list[Finding]]:
                 (
                     Fix(
                         "Pin the version the image was tested with",
-                        _cmd(inst.tool, f"jax{_extras_of(js.extras, rel)}=={rel.version}"),
+                        _cmd(inst.tool, f"jax{extras}=={rel.version}") + index,
                     ),
                 ),
                 {"requirement": inst.spec, "jax": rel.version},
@@ -285,10 +286,12 @@ def derive(st: Stage, m: Matrix) -> tuple[JaxView | None, list[Finding]]:
     return view, notes
 
 
-def _extras_of(extras: frozenset[str], rel: JaxRelease) -> str:
-    """`[cuda12]`: the extras asked for that the release has, as a requirement writes them."""
+def _extras_of(extras: frozenset[str], rel: JaxRelease) -> tuple[str, str]:
+    """`[cuda12]`: the extras asked for that the release has, as a requirement writes them (a monolithic
+    build's extra with the `-f` of JAX's index after the requirement)."""
     have = sorted(e for e in extras if e in rel.extras)
-    return f"[{','.join(have)}]" if have else ""
+    mono = [b for b in rel.cuda if b.kind == "monolithic" and b.index and any(e in b.extras for e in have)]
+    return f"[{','.join(have)}]" if have else "", (f" -f {mono[0].index}" if mono else "")
 
 
 def _build_with_extra(rel: JaxRelease, major: int, extra: str) -> JaxCudaBuild | None:

@@ -336,3 +336,10 @@ def test_a_jax_cuda_stage_is_a_gpu_stack_for_compose(write_df: WriteDf, dmatrix:
     gpu = check(write_df(f'{PY311}RUN pip install "jax[cuda12]==0.4.30"\n'), dmatrix)
     cpu = check(write_df(f"{PY311}RUN pip install jax==0.4.30\n", name="cpu"), dmatrix)
     assert stage_facts_gpu(dict(gpu.facts)) and not stage_facts_gpu(dict(cpu.facts))
+
+
+def test_pin_fix_of_a_monolithic_extra_reads_jax_index(write_df: WriteDf, dmatrix: Any) -> None:
+    r = check(write_df(f'{PY311}RUN pip install "jax[cuda12_pip]<0.4.27" -f {JAX_INDEX}\n'), dmatrix)
+    note = by_id(r, "dockerfile.unpinned")
+    assert note and note[0].fixes[0].command == f'RUN pip install -U "jax[cuda12-pip]==0.4.26" -f {JAX_INDEX}'
+    assert jax_fact(r) == "0.4.26+cuda12"
