@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
         json_out: bool = JSON_OPT,
         matrix: Optional[str] = MATRIX_OPT,
     ) -> None:
-        """Which PyTorch and TensorFlow to install here, with the exact command, and what blocks newer ones."""
+        """Which PyTorch, TensorFlow and JAX to install here, with the exact command, and what blocks newer ones."""
         from compat.render import dumps
         from compat.suggest import render_suggestion, suggest
 

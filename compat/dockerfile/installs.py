@@ -28,6 +28,13 @@ FRAMEWORKS = {
     "tf-nightly": "tensorflow",
     "tf-nightly-gpu": "tensorflow",
     "tf-nightly-cpu": "tensorflow",
+    # JAX: jax itself, jaxlib (CPU, or the old monolithic `+cudaNN.cudnnMM` builds) and the CUDA plugins.
+    "jax": "jax",
+    "jaxlib": "jax",
+    "jax-cuda12-plugin": "jax",
+    "jax-cuda12-pjrt": "jax",
+    "jax-cuda13-plugin": "jax",
+    "jax-cuda13-pjrt": "jax",
 }
 # Packages whose install compiles CUDA code against torch (nvcc must match torch.version.cuda's major).
 EXTENSION_PACKAGES = frozenset(
@@ -137,7 +144,7 @@ class Install:
     """One framework requirement a command installs."""
 
     framework: str
-    """"torch" or "tensorflow"."""
+    """"torch", "tensorflow" or "jax"."""
     package: str
     """As written, normalised (torch, tensorflow-cpu, tensorflow-gpu, pytorch, tf-nightly)."""
     spec: str
@@ -165,6 +172,8 @@ class Install:
     """"requirements.txt:3" when read from a file."""
     channel: str | None = None
     """"nightly" or "test" when the index is PyTorch's pre-release channel (not a release install)."""
+    links: tuple[str, ...] = ()
+    """Every index and find-links URL the install reads beside PyPI (JAX's jax_cuda_releases.html)."""
 
 
 @dataclass

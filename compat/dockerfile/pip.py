@@ -267,6 +267,7 @@ def _requirement(
             tool=tool,
             python=py,
             origin=origin,
+            links=tuple(u for u in (opts.index, *opts.extra, *opts.find_links) if u),
         ),
         *extra_act,
     ]
@@ -340,5 +341,8 @@ def _read_requirements(
         elif head.startswith("-"):
             continue
         else:
-            reqs.append((line.split(";")[0].strip(), f"{PurePosixPath(path).name}:{n}"))
+            # Per-requirement options (pip-compile --generate-hashes writes `name==V --hash=sha256:...`) are not
+            # part of the requirement.
+            req = re.sub(r"\s--(?:hash|config-settings|global-option|install-option)(?:=|\s+)\S+", "", line)
+            reqs.append((req.split(";")[0].strip(), f"{PurePosixPath(path).name}:{n}"))
     return out

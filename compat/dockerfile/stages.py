@@ -327,6 +327,8 @@ def _copy(st: Stage, ins_: Instruction, df: Dockerfile, by_name: Mapping[str, St
                 st.torch = replace(other.torch, line=ins_.line)
             if other.tf is not None:
                 st.tf = replace(other.tf, line=ins_.line)
+            if other.jax is not None:
+                st.jax = replace(other.jax, jax_line=ins_.line, jaxlib_line=ins_.line)
             if other.python is not None and (st.python is None or "conda" in " ".join(srcs)):
                 st.python = replace(other.python, line=ins_.line, how=f"copied from stage {other.label}")
         return
@@ -456,6 +458,8 @@ def _apply(st: Stage, act: ins.Action, line: int, m: Matrix) -> None:
             st.torch = None
         if "tensorflow" in act.frameworks:
             st.tf = None
+        if "jax" in act.frameworks:
+            st.jax = None
     elif isinstance(act, ins.Note):
         st.findings.append(
             Finding(act.id, act.severity, act.title, act.message, (), {}, group="dockerfile", line=line)
@@ -465,6 +469,10 @@ def _apply(st: Stage, act: ins.Action, line: int, m: Matrix) -> None:
             st.python = Where(act.python, line, f"the interpreter of this install ({act.python})")
         if act.framework == "torch":
             _install_torch(st, act, line, m)
+        elif act.framework == "jax":
+            from compat.dockerfile.jaxinstall import record_install
+
+            record_install(st, act, line)
         else:
             _install_tf(st, act, line, m)
 
