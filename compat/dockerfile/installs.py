@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Union
 
+from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from compat.dockerfile.shellwords import Command
@@ -123,7 +124,8 @@ _PIP_VALUE_OPTS = frozenset(
 _INDEX_TAG_RE = re.compile(
     r"/(?:whl/)?(?:nightly/|test/)?(cu\d{2,3}|cpu(?:-cxx11-abi)?|rocm\d+(?:\.\d+)*|xpu)(?:/|$|/torch_stable\.html)"
 )
-_WHEEL_RE = re.compile(r"(?:^|/)(torch|tensorflow(?:[_-]gpu|[_-]cpu)?)-([0-9][^-]*)-(cp\d+)-")
+_WHEEL_FRAMEWORKS = frozenset({"torch", "tensorflow", "tensorflow-gpu", "tensorflow-cpu"})
+"""Distributions whose wheel file (or URL) `pip install` is read as that framework's install."""
 _PY_EXE_RE = re.compile(r"^(?:.*/)?python(\d(?:\.\d{1,2})?)?$")
 _PIP_EXE_RE = re.compile(r"^(?:.*/)?pip(\d(?:\.\d{1,2})?)?$")
 _APT_PY_RE = re.compile(r"^python(3(?:\.\d{1,2})?)(?:-(?:dev|venv|pip|full|distutils))?(?:=.*)?$")
@@ -383,7 +385,7 @@ def _uninstall(args: list[str]) -> list[Action]:
 
 
 def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+    return canonicalize_name(name)
 
 
 def _conda(args: list[str]) -> list[Action]:

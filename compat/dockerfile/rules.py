@@ -10,7 +10,9 @@ import os
 import re
 from collections.abc import Iterator
 
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from compat.dockerfile.installs import _PIP_VALUE_OPTS
@@ -141,13 +143,20 @@ def _pip_requirements(argv: list[str]) -> tuple[list[str], bool] | None:
 
 def _name_version(req: str) -> tuple[str, str | None, bool]:
     """(normalised name, exact version or None, any version specifier at all)."""
-    m = re.match(r"^([A-Za-z0-9][A-Za-z0-9._\-]*)(\[[^\]]*\])?\s*(.*)$", req.strip())
-    if m is None:
-        return "", None, False
-    name = m.group(1).lower().replace("_", "-")
-    spec = m.group(3).strip()
-    exact = re.fullmatch(r"===?\s*([0-9][^\s,;]*)", spec)
-    return name, (exact.group(1) if exact else None), bool(spec)
+    try:
+        parsed = Requirement(req.strip())
+    except InvalidRequirement:  # a path, a URL, a wheel file: its name as written, no version
+        m = re.match(r"^([A-Za-z0-9][A-Za-z0-9._\-]*)(\[[^\]]*\])?\s*(.*)$", req.strip())
+        if m is None:
+            return "", None, False
+        return canonicalize_name(m.group(1)), None, bool(m.group(3).strip())
+    specs = list(parsed.specifier)
+    exact = (
+        specs[0].version
+        if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version
+        else None
+    )
+    return canonicalize_name(parsed.name), exact, bool(specs) or parsed.url is not None
 
 
 def _unwrap(argv: list[str]) -> list[str]:

@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath
 from packaging.version import InvalidVersion, Version
 
 from compat.dockerfile import installs as ins
+from compat.dockerfile.expand import ExpansionError, expand, strip_unset
 from compat.dockerfile.frameworks import _install_tf, _install_torch
 from compat.dockerfile.images import BaseStack, deleted_row, infer, parse_ref
 from compat.dockerfile.model import (
@@ -26,15 +27,7 @@ from compat.dockerfile.model import (
     TorchState,
     Where,
 )
-from compat.dockerfile.parser import (
-    Dockerfile,
-    ExpansionError,
-    Instruction,
-    expand,
-    key_values,
-    split_flags,
-    strip_unset,
-)
+from compat.dockerfile.parser import Dockerfile, Instruction, key_values, split_flags
 from compat.dockerfile.rules import record, record_env
 from compat.dockerfile.shell import run as run_shell
 from compat.errors import InputError
