@@ -16,6 +16,7 @@ from compat.explain.error_codes import CODES_FILE, with_codes
 from compat.explain.signature import (
     CONVERTERS,
     FACT_NAMES,
+    FRAMEWORK_WORDS,
     Catalogue,
     Category,
     Death,
@@ -83,7 +84,24 @@ def _category(name: str, row: Any, problems: list[str]) -> Category | None:
     confirm = _fixes([row["confirm"]], f"{where}.confirm", problems) if "confirm" in row else ()
     if confirm and not confirm[0].command:
         problems.append(f"{where}: 'confirm' needs a command")
-    unknown = set(row) - {"title", "explanation", "rank", "suppresses", "fixes", "confirm"}
+    confirm_for: list[tuple[str, Fix]] = []
+    raw_for = row.get("confirm_for") or {}
+    if not isinstance(raw_for, dict):
+        problems.append(f"{where}: 'confirm_for' must map a framework to a confirm command")
+        raw_for = {}
+    for fw, raw in raw_for.items():
+        if fw not in FRAMEWORK_WORDS:
+            problems.append(
+                f"{where}.confirm_for: unknown framework {fw!r} (one of {sorted(FRAMEWORK_WORDS)})"
+            )
+            continue
+        got = _fixes([raw], f"{where}.confirm_for.{fw}", problems)
+        if got and not got[0].command:
+            problems.append(f"{where}.confirm_for.{fw}: needs a command")
+        elif got:
+            confirm_for.append((fw, got[0]))
+    confirm_for.sort(key=lambda p: list(FRAMEWORK_WORDS).index(p[0]))
+    unknown = set(row) - {"title", "explanation", "rank", "suppresses", "fixes", "confirm", "confirm_for"}
     if unknown:
         problems.append(f"{where}: unknown keys {sorted(unknown)}")
     return Category(
@@ -94,6 +112,7 @@ def _category(name: str, row: Any, problems: list[str]) -> Category | None:
         frozenset(sup),
         fixes,
         confirm[0] if confirm else None,
+        tuple(confirm_for),
     )
 
 

@@ -418,7 +418,7 @@ class Scanner:
                     why + " " + category.explanation,
                     {"death": death.death.id, "suspect_rank": i + 1},
                     fixes,
-                    category.confirm,
+                    category.confirm_in([e.text for e in evs]),
                     evs,
                     True,
                 )
@@ -477,7 +477,7 @@ def _diagnosis(
         explanation,
         facts,
         fixes,
-        category.confirm,
+        category.confirm_in(hit.evidence),
         tuple(e.frozen() for e in hit.evs),
     )
 

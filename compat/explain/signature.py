@@ -112,6 +112,34 @@ class Category:
     fixes: tuple[Fix, ...]
     confirm: Fix | None = None
     """The command that confirms (or rules out) this cause on the machine that failed."""
+    confirm_for: tuple[tuple[str, Fix], ...] = ()
+    """Framework-specific confirm commands (`jax`, `tensorflow`), used when the evidence names that framework."""
+
+    def confirm_in(self, evidence: tuple[str, ...] | list[str]) -> Fix | None:
+        """The confirm command for a diagnosis with these evidence lines: a JAX/XLA or TensorFlow log gets that
+        framework's command, anything else the category's default (a PyTorch one where it is framework-bound)."""
+        if self.confirm_for:
+            text = "\n".join(evidence)
+            for framework, fix in self.confirm_for:
+                if FRAMEWORK_WORDS[framework].search(text):
+                    return fix
+        return self.confirm
+
+
+FRAMEWORK_WORDS: dict[str, re.Pattern[str]] = {
+    # JAX by name, its plugin modules, and its Bazel path for XLA (external/xla/...; TensorFlow's is external/local_xla)
+    "jax": re.compile(r"\b(?:jax|jaxlib|pjrt)\b|jax_plugins|xla_bridge|external/xla/", re.IGNORECASE),
+    # TensorFlow's own names, its source paths (tensorflow/..., TF >= 2.16 logs XLA as external/local_xla) and the
+    # messages only its runtime prints (gpu_device.cc "Ignoring visible gpu device", the XLA stream executor's
+    # "Loaded runtime CuDNN library: ... but source was compiled with", which JAX prints too: JAX is tried first).
+    "tensorflow": re.compile(
+        r"\b(?:tensorflow|keras)\b|tensorflow/|tf\.keras|local_xla|stream_executor|ignoring (?:visible )?gpu device"
+        r"|source was compiled with",
+        re.IGNORECASE,
+    ),
+}
+"""The words that tie a log to a framework, in the order they are tried (JAX before TensorFlow: XLA logs of
+TensorFlow mention both, and a JAX log never says tensorflow)."""
 
 
 @dataclass(frozen=True)
