@@ -57,7 +57,10 @@ def _fact_line(facts: Mapping[str, Any]) -> str:
             if not gpus:
                 parts.append("gpus none")
             for g in gpus:
-                parts.append(f"gpu {g.get('name') or '?'} (cc {g.get('cc') or '?'}, {g.get('source')})")
+                origin = (
+                    "from the matrix" if g.get("cc_source") == "matrix" and g.get("cc") else g.get("source")
+                )
+                parts.append(f"gpu {g.get('name') or '?'} (cc {g.get('cc') or '?'}, {origin})")
             continue
         f = facts[name]
         if isinstance(f, dict) and "raw" in f:

@@ -33,7 +33,10 @@ def register(app: typer.Typer) -> None:
         cc: Optional[str] = typer.Option(None, "--cc", metavar="X.Y", help="GPU compute capability."),
         python: Optional[str] = typer.Option(None, "--python", metavar="X.Y", help="Python version."),
         os_name: Optional[str] = typer.Option(
-            None, "--os", metavar="linux|windows", help="Operating system."
+            None,
+            "--os",
+            metavar="linux|windows|macos",
+            help="linux, windows or macos (also win32, win, darwin, mac, osx).",
         ),
         no_probe: bool = typer.Option(
             False, "--no-probe", help="Do not fill missing facts from this machine."
