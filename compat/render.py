@@ -107,6 +107,11 @@ def render_text(report: Report, title: str, stream: IO[str] | None = None, *, ve
     lines = [
         f"{head}{' (' + summary + ')' if summary else ''}   {st('matrix updated ' + report.matrix_updated, 'dim')}"
     ]
+    from compat.target import header_line
+
+    interp = header_line(report.extra.get("interpreter"))
+    if interp:
+        lines.append(st(sanitize(interp), "dim"))
     by_group: dict[str, list[Finding]] = {}
     for f in report.sorted_findings():
         by_group.setdefault(f.group, []).append(f)

@@ -54,7 +54,8 @@ def register(app: typer.Typer) -> None:
             None,
             "--python",
             metavar="PATH",
-            help="Inspect the environment of this interpreter instead of compat's own.",
+            help="Inspect this interpreter's environment (default: $VIRTUAL_ENV, else $CONDA_PREFIX, else the "
+            "python3 on PATH).",
         ),
         save_snapshot: Optional[str] = typer.Option(
             None,
@@ -83,6 +84,10 @@ def register(app: typer.Typer) -> None:
         check_fail_on(fail_on)
         _validate(python, timeout, save_snapshot)
         m = load(matrix)
+        from compat.target import find_target
+
+        target = find_target(python)
+        python = target.argument
         from compat.probes import gather_facts
         from compat.probes.checks import doctor_checks
         from compat.resolver import resolve
@@ -118,6 +123,7 @@ def register(app: typer.Typer) -> None:
                 report.skipped.append(Skip("smoke", why))
         import socket
 
+        report.extra["interpreter"] = target.to_json()
         report.extra["host"] = socket.gethostname()  # names the node in `compat fleet merge`
         report.extra["probes"] = dict(facts.probes)
         report.extra["gpus"] = None if facts.gpus is None else [g.to_json() for g in facts.gpus]
