@@ -97,7 +97,26 @@ def _safe(f: Finding) -> Finding:
     )
 
 
-def render_text(report: Report, title: str, stream: IO[str] | None = None, *, verbose: bool = False) -> str:
+def inventory_block(doc: Mapping[str, Any], st: Style) -> list[str]:
+    """The machine at a glance (the doctor's header, like nvidia-smi's): one aligned line per subject."""
+    from compat.inventory import inventory_rows
+
+    rows = inventory_rows(doc)
+    width = max(len(k) for k, _ in rows)
+    return [f"  {st(k.ljust(width), 'bold')}  {sanitize(v)}" for k, v in rows]
+
+
+def render_text(
+    report: Report,
+    title: str,
+    stream: IO[str] | None = None,
+    *,
+    verbose: bool = False,
+    show_skipped: bool = True,
+    inventory: bool = False,
+) -> str:
+    """The report as terminal text. `show_skipped=False` collapses the skipped checks to a count;
+    `inventory=True` opens with the machine's inventory block (the doctor)."""
     out = stream or sys.stdout
     st = Style(use_color(out))
     counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
@@ -112,6 +131,9 @@ def render_text(report: Report, title: str, stream: IO[str] | None = None, *, ve
     interp = header_line(report.extra.get("interpreter"))
     if interp:
         lines.append(st(sanitize(interp), "dim"))
+    if inventory:
+        lines.append("")
+        lines.extend(inventory_block(report.to_json(), st))
     by_group: dict[str, list[Finding]] = {}
     for f in report.sorted_findings():
         by_group.setdefault(f.group, []).append(f)
@@ -127,7 +149,16 @@ def render_text(report: Report, title: str, stream: IO[str] | None = None, *, ve
     if not report.findings:
         lines.append("")
         lines.append(st("  ✓ no problems found with the facts given", "ok"))
-    if report.skipped:
+    if report.skipped and not show_skipped:
+        n = len(report.skipped)
+        lines.append("")
+        lines.append(
+            st(
+                f"Skipped: {n} check{'s' if n != 1 else ''} without the facts they need (--show-skipped lists them)",
+                "dim",
+            )
+        )
+    elif report.skipped:
         lines.append("")
         lines.append(
             st(

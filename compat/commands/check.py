@@ -7,7 +7,15 @@ from typing import Optional
 
 import typer
 
-from compat.commands.common import FAIL_ON_OPT, JSON_OPT, MATRIX_OPT, check_fail_on, emit, load
+from compat.commands.common import (
+    FAIL_ON_OPT,
+    JSON_OPT,
+    MATRIX_OPT,
+    SHOW_SKIPPED_OPT,
+    check_fail_on,
+    emit,
+    load,
+)
 from compat.errors import InputError
 from compat.facts import (
     Facts,
@@ -124,6 +132,7 @@ def register(app: typer.Typer) -> None:
             help="Check what is installed in this environment (e.g. inside `docker build`) against driver V.",
         ),
         json_out: bool = JSON_OPT,
+        show_skipped: bool = SHOW_SKIPPED_OPT,
         fail_on: str = FAIL_ON_OPT,
         matrix: Optional[str] = MATRIX_OPT,
     ) -> None:
@@ -168,4 +177,10 @@ def register(app: typer.Typer) -> None:
 
             extra = doctor_checks
         report = resolve(facts, m, require_gpu=require_gpu, extra_checks=extra)
-        raise typer.Exit(emit(report, json_out=json_out, title="compat check", fail_on=fail_on))
+        if facts.probes:  # ... and its skipped checks read as the doctor's did
+            from compat.commands.doctor import in_doctor_terms, inspected_python
+
+            report.skipped[:] = in_doctor_terms(report.skipped, inspected_python(facts.probes))
+        raise typer.Exit(
+            emit(report, json_out=json_out, title="compat check", fail_on=fail_on, show_skipped=show_skipped)
+        )

@@ -7,7 +7,15 @@ from typing import List, Optional  # noqa: UP035 - typer needs typing.List on Py
 
 import typer
 
-from compat.commands.common import FAIL_ON_OPT, JSON_OPT, MATRIX_OPT, check_fail_on, emit, load
+from compat.commands.common import (
+    FAIL_ON_OPT,
+    JSON_OPT,
+    MATRIX_OPT,
+    SHOW_SKIPPED_OPT,
+    check_fail_on,
+    emit,
+    load,
+)
 from compat.errors import InputError
 
 
@@ -59,6 +67,7 @@ def register(app: typer.Typer) -> None:
             help="Build context for COPY'd requirements files (default: PATH's folder).",
         ),
         json_out: bool = JSON_OPT,
+        show_skipped: bool = SHOW_SKIPPED_OPT,
         fail_on: str = FAIL_ON_OPT,
         matrix: Optional[str] = MATRIX_OPT,
     ) -> None:
@@ -92,4 +101,12 @@ def register(app: typer.Typer) -> None:
             build_args=args,
             context=context,
         )
-        raise typer.Exit(emit(report, json_out=json_out, title=f"compat dockerfile {path}", fail_on=fail_on))
+        raise typer.Exit(
+            emit(
+                report,
+                json_out=json_out,
+                title=f"compat dockerfile {path}",
+                fail_on=fail_on,
+                show_skipped=show_skipped,
+            )
+        )
