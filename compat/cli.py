@@ -58,6 +58,11 @@ COMMANDS: tuple[Command, ...] = (
         "record", "compat.commands.record", "Record this machine's NVML answers as a replayable profile."
     ),
     Command(
+        "report",
+        "compat.commands.report",
+        "One Markdown report to paste into an issue: doctor, last run, a log.",
+    ),
+    Command(
         "mcp", "compat.commands.mcp", "Serve compat's read-only tools to AI assistants over MCP (stdio)."
     ),
 )

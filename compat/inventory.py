@@ -123,12 +123,23 @@ def _child(doc: Mapping[str, Any], mode: str) -> Mapping[str, Any]:
     return r if isinstance(r, Mapping) else {}
 
 
+def _local_cuda(version: str) -> str | None:
+    """The CUDA of a PyTorch wheel's local label: 2.1.0+cu121 -> 12.1 (the label names the build)."""
+    import re
+
+    m = re.search(r"\+cu(\d{2,3})$", version)
+    if m is None:
+        return None
+    digits = m.group(1)
+    return f"{digits[:-1]}.{digits[-1]}"
+
+
 def framework_rows(doc: Mapping[str, Any]) -> list[tuple[str, str]]:
     rows: list[tuple[str, str]] = []
     torch = _raw(doc, "torch")
     if torch:
         res = _child(doc, "torch")
-        cu = _raw(doc, "torch_cuda") or res.get("cuda")
+        cu = _raw(doc, "torch_cuda") or res.get("cuda") or _local_cuda(torch)
         dn = _raw(doc, "torch_cudnn") or res.get("cudnn")
         build = _raw(doc, "torch_build")
         bits = [f"CUDA {cu}" if cu else ("CPU-only build" if build == "cpu" else "CUDA build unknown")]

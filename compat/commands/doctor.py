@@ -171,49 +171,85 @@ def register(app: typer.Typer) -> None:
         m = load(matrix)
         from compat.target import find_target
 
-        target = find_target(python)
-        python = target.argument
-        from compat.probes import gather_facts
-        from compat.probes.checks import doctor_checks
-        from compat.resolver import resolve
-
-        if not json_out and sys.stderr.isatty():
-            sys.stderr.write("compat doctor: probing this machine...\n")
-        import time
-
-        started = time.monotonic()
-        facts = gather_facts(python, timeout=timeout, cache=not no_cache)
-        if save_snapshot is not None:
-            from compat.facts import save_snapshot as _save
-
-            try:
-                _save(facts, save_snapshot)
-            except OSError as exc:
-                raise InputError(f"--save-snapshot {save_snapshot!r}: {exc.strerror or exc}") from None
-        report = resolve(facts, m, require_gpu=require_gpu, extra_checks=doctor_checks)
-        if no_smoke:
-            from compat.findings import Skip
-
-            report.skipped.append(Skip("smoke", "--no-smoke"))
-        else:
-            if not json_out and sys.stderr.isatty():
-                sys.stderr.write("compat doctor: smoke-training a tiny CNN...\n")
-            found, doc, why = _smoke(python, facts.probes, started, timeout)
-            report.findings.extend(found)
-            if doc is not None:
-                report.extra["smoke"] = doc
-            if why is not None:
-                from compat.findings import Skip
-
-                report.skipped.append(Skip("smoke", why))
-        import socket
-
-        report.extra["interpreter"] = target.to_json()
-        report.extra["host"] = socket.gethostname()  # names the node in `compat fleet merge`
-        report.extra["probes"] = dict(facts.probes)
-        report.extra["gpus"] = None if facts.gpus is None else [g.to_json() for g in facts.gpus]
-        report.skipped[:] = in_doctor_terms(report.skipped, inspected_python(facts.probes, target.python))
+        report = doctor_report(
+            m,
+            find_target(python),
+            timeout=timeout,
+            smoke=not no_smoke,
+            require_gpu=require_gpu,
+            cache=not no_cache,
+            save_snapshot=save_snapshot,
+            progress=not json_out,
+        )
         raise typer.Exit(_emit(report, form, redact=redact, show_skipped=show_skipped, fail_on=fail_on))
+
+
+def doctor_report(
+    m: Any,
+    target: Any,
+    *,
+    timeout: float = 5.0,
+    smoke: bool = True,
+    require_gpu: bool = False,
+    cache: bool = True,
+    save_snapshot: Optional[str] = None,
+    progress: bool = True,
+) -> Any:
+    """Probe this machine and the environment of `target` (compat.target.Target): the doctor's Report."""
+    import time
+
+    from compat.probes import gather_facts
+    from compat.probes.checks import doctor_checks
+    from compat.progress import Progress
+    from compat.resolver import resolve
+
+    python = target.argument
+    started = time.monotonic()
+    with Progress("compat doctor: probing this machine", enabled=progress):
+        facts = gather_facts(python, timeout=timeout, cache=cache)
+    if save_snapshot is not None:
+        from compat.facts import save_snapshot as _save
+
+        try:
+            _save(facts, save_snapshot)
+        except OSError as exc:
+            raise InputError(f"--save-snapshot {save_snapshot!r}: {exc.strerror or exc}") from None
+    report = resolve(facts, m, require_gpu=require_gpu, extra_checks=doctor_checks)
+    from compat.findings import Skip
+
+    if not smoke:
+        report.skipped.append(Skip("smoke", "--no-smoke"))
+    else:
+        with Progress("compat doctor: smoke-training a tiny CNN", enabled=progress):
+            found, doc, why = _smoke(python, facts.probes, started, timeout)
+        report.findings.extend(found)
+        if doc is not None:
+            report.extra["smoke"] = doc
+        if why is not None:
+            report.skipped.append(Skip("smoke", why))
+    import socket
+
+    report.extra["interpreter"] = target.to_json()
+    report.extra["host"] = socket.gethostname()  # names the node in `compat fleet merge`
+    report.extra["probes"] = dict(facts.probes)
+    report.extra["gpus"] = None if facts.gpus is None else [g.to_json() for g in facts.gpus]
+    report.skipped[:] = in_doctor_terms(report.skipped, inspected_python(facts.probes, target.python))
+    return report
+
+
+def snapshot_report(m: Any, path: str) -> Any:
+    """The doctor's Report rebuilt from a saved snapshot (`compat doctor --save-snapshot`, examples/*.json)."""
+    from compat.facts import load_snapshot
+    from compat.probes.checks import doctor_checks
+    from compat.resolver import resolve
+
+    facts = load_snapshot(path)
+    report = resolve(facts, m, extra_checks=doctor_checks if facts.probes else ())
+    report.extra["probes"] = dict(facts.probes)
+    report.extra["gpus"] = None if facts.gpus is None else [g.to_json() for g in facts.gpus]
+    report.extra["snapshot"] = os.path.basename(path)
+    report.skipped[:] = in_doctor_terms(report.skipped, inspected_python(facts.probes))
+    return report
 
 
 def _emit(report: Any, form: str, *, redact: bool, show_skipped: bool, fail_on: str) -> int:

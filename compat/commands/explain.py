@@ -61,8 +61,15 @@ def run_explain(
     if context < 0:
         raise InputError("--context must be 0 or more")
     scanner = Scanner(catalogue, context=context)
-    for block in iter_log_bytes(file):
-        scanner.feed_bytes(block)
+    from compat.progress import Progress
+
+    name = "standard input" if file in (None, "-") else str(file)
+    with Progress(f"compat explain: reading {name}") as bar:
+        read = 0
+        for block in iter_log_bytes(file):
+            scanner.feed_bytes(block)
+            read += len(block)
+            bar.update(f"compat explain: reading {name} ({read >> 20} MiB)")
     scanner.close()
     if facts is not None and m is None:
         from dataclasses import replace

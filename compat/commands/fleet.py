@@ -62,12 +62,10 @@ def register(app: typer.Typer) -> None:
             raise InputError(f"--timeout must be a positive number of seconds, got {timeout:g}")
         from compat.fleet.cluster import collect
         from compat.fleet.report import build_fleet
+        from compat.progress import Progress
 
-        if not json_out and sys.stderr.isatty():
-            sys.stderr.write(
-                f"compat fleet: running compat doctor on every node (timeout {timeout:g} s)...\n"
-            )
-        inputs, extra = collect(address, smoke=smoke, timeout=timeout)
+        with Progress(f"compat fleet: running compat doctor on every node (timeout {timeout:g} s)"):
+            inputs, extra = collect(address, smoke=smoke, timeout=timeout)
         doc = build_fleet(inputs, source="ray", extra=extra)
         raise typer.Exit(_emit(doc, json_out=json_out, fail_on=fail_on))
 

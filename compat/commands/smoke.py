@@ -87,7 +87,12 @@ def register(app: typer.Typer) -> None:
                 raise InputError("--distributed trains with PyTorch: use --framework torch (or auto)")
             if amp or find_max_batch:
                 raise InputError("--amp and --find-max-batch do not apply to --distributed")
-            dist = run_distributed_result(nproc, device, timeout, steps, python=python, batch_size=batch_size)
+            from compat.progress import Progress
+
+            with Progress(f"compat smoke: distributed training ({device}; timeout {timeout:g} s)"):
+                dist = run_distributed_result(
+                    nproc, device, timeout, steps, python=python, batch_size=batch_size
+                )
             if json_out:
                 from compat.render import dumps
 
@@ -108,11 +113,11 @@ def register(app: typer.Typer) -> None:
             timeout=timeout,
             python=python,
         ).validate()
-        if not json_out and sys.stderr.isatty():
-            sys.stderr.write(
-                f"compat smoke: training a tiny CNN ({framework}, {device}; timeout {timeout:g} s)...\n"
-            )
-        result = run_smoke(options)
+        from compat.progress import Progress
+
+        what = "searching the largest batch" if find_max_batch else "training a tiny CNN"
+        with Progress(f"compat smoke: {what} ({framework}, {device}; timeout {timeout:g} s)"):
+            result = run_smoke(options)
         if json_out:
             from compat.render import dumps
 
