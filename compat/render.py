@@ -26,10 +26,30 @@ _MARK = {"error": "✗", "warning": "!", "info": "i"}
 _COLOR = {"error": "31", "warning": "33", "info": "36", "ok": "32", "dim": "2", "bold": "1"}
 
 
-def use_color(stream: IO[str]) -> bool:
-    if os.environ.get("NO_COLOR") is not None or os.environ.get("TERM") == "dumb":
+COLOR_MODES = ("auto", "always", "never")
+COLOR_MODE = "auto"
+"""Set by `--color` (compat.cli): always / never win over the environment; auto follows it."""
+
+
+def use_color(stream: IO[str], environ: Mapping[str, str] | None = None, mode: str | None = None) -> bool:
+    """Colour or not, in this order: `--color always|never`; NO_COLOR set and non-empty (no-color.org) turns it
+    off; FORCE_COLOR set and non-empty (force-color.org) turns it on; TERM=dumb off; else only on a terminal."""
+    env = os.environ if environ is None else environ
+    m = COLOR_MODE if mode is None else mode
+    if m == "always":
+        return True
+    if m == "never":
         return False
-    return bool(getattr(stream, "isatty", lambda: False)())
+    if env.get("NO_COLOR"):
+        return False
+    if env.get("FORCE_COLOR"):
+        return True
+    if env.get("TERM") == "dumb":
+        return False
+    try:
+        return bool(getattr(stream, "isatty", lambda: False)())
+    except (ValueError, OSError):
+        return False
 
 
 class Style:

@@ -136,7 +136,10 @@ def register(app: typer.Typer) -> None:
         fail_on: str = FAIL_ON_OPT,
         matrix: Optional[str] = MATRIX_OPT,
     ) -> None:
-        """What-if: check a stack described by flags (and/or a snapshot) against the matrix."""
+        """What-if: check a stack described by flags (and/or a snapshot) against the matrix.
+
+        Example: compat check --driver 535.104.05 --gpu "RTX 4090" --torch 2.5.1+cu124
+        """
         check_fail_on(fail_on)
         m = load(matrix)
         flags = {

@@ -71,7 +71,10 @@ def register(app: typer.Typer) -> None:
         fail_on: str = FAIL_ON_OPT,
         matrix: Optional[str] = MATRIX_OPT,
     ) -> None:
-        """Check a Dockerfile's CUDA / cuDNN / framework / Python stack without building it."""
+        """Check a Dockerfile's CUDA / cuDNN / framework / Python stack without building it.
+
+        Example: compat dockerfile Dockerfile --target-driver 535.104.05 --target-gpu A100
+        """
         check_fail_on(fail_on)
         if target_gpu is not None and target_cc is not None:
             raise InputError("give --target-gpu or --target-cc, not both")

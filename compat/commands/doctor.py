@@ -163,7 +163,10 @@ def register(app: typer.Typer) -> None:
             help="Import every framework afresh even if nothing changed since the last successful import.",
         ),
     ) -> None:
-        """Probe this machine: driver, GPUs and their health, CUDA, cuDNN, frameworks, resources; every problem with its fix."""
+        """Probe this machine: driver, GPUs and their health, CUDA, cuDNN, frameworks, resources; every problem with its fix.
+
+        Example: compat doctor --format markdown --redact > report.md
+        """
         check_fail_on(fail_on)
         form = output_format(fmt, json_out)
         json_out = form != "text"  # no progress lines around a document

@@ -111,7 +111,10 @@ def register(app: typer.Typer) -> None:
             False, "--last", help="Why the last recorded run died (compat run / watch / %load_ext compat)."
         ),
     ) -> None:
-        """Read a crash log (a file, or stdin), name the root cause and give the fix."""
+        """Read a crash log (a file, or stdin), name the root cause and give the fix.
+
+        Example: python train.py 2>&1 | tee train.log; compat explain train.log
+        """
         if last:
             if file is not None:
                 raise InputError("give a log FILE or --last, not both")

@@ -54,6 +54,8 @@ def register(app: typer.Typer) -> None:
         """Run `compat doctor` on every node of a Ray cluster: stacks grouped, drift from the majority, sick GPUs.
 
         Reports gathered another way (Slurm, Kubernetes jobs): `compat fleet merge REPORT.json ...`.
+
+        Example: compat fleet --address auto --json > fleet.json
         """
         if ctx.invoked_subcommand is not None:
             return
@@ -84,6 +86,8 @@ def register(app: typer.Typer) -> None:
         Slurm: srun --ntasks-per-node=1 --output='reports/%N.json' --error='reports/%N.err' compat doctor --json
         --no-smoke, then compat fleet merge reports/*.json. A node reported twice is a warning (the first report
         is used); a malformed file is an error (exit 2).
+
+        Example: compat fleet merge reports/*.json
         """
         check_fail_on(fail_on)
         from compat.fleet.merge import merge_inputs
@@ -96,5 +100,6 @@ def register(app: typer.Typer) -> None:
     app.add_typer(
         fleet_app,
         name="fleet",
-        help="Check every node of a GPU cluster (Ray, or merged doctor reports): drift, sick GPUs, failed smokes.",
+        help="Check every node of a GPU cluster (Ray, or merged doctor reports): drift, sick GPUs, failed smokes."
+        "\n\nExample: compat fleet --address auto --json > fleet.json",
     )

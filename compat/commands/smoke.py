@@ -71,7 +71,10 @@ def register(app: typer.Typer) -> None:
             help="With --distributed: ranks to start (default: one per GPU, 2 on CPU).",
         ),
     ) -> None:
-        """Train a tiny CNN for a few steps in an isolated child process: a crash is a diagnosis, not a dead terminal."""
+        """Train a tiny CNN for a few steps in an isolated child process: a crash is a diagnosis, not a dead terminal.
+
+        Example: compat smoke --framework torch --device cuda --amp
+        """
         from compat.errors import InputError
         from compat.smoke import SmokeOptions, render_text, run_smoke
         from compat.target import find_target

@@ -50,7 +50,10 @@ def register(app: typer.Typer) -> None:
         json_out: bool = JSON_OPT,
         matrix: Optional[str] = MATRIX_OPT,
     ) -> None:
-        """Which PyTorch and TensorFlow to install here, with the exact command, and what blocks newer ones."""
+        """Which PyTorch and TensorFlow to install here, with the exact command, and what blocks newer ones.
+
+        Example: compat suggest --driver 535.104.05 --gpu "RTX 4090"
+        """
         from compat.render import dumps
         from compat.suggest import render_suggestion, suggest
 
