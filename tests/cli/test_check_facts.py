@@ -89,3 +89,9 @@ def test_os_help_lists_what_validation_accepts(run) -> None:  # type: ignore[no-
     for name in OS_NAMES:
         assert name in out
     assert run("check", "--os", "macos", "--cuda", "12.1").code == 0
+
+
+@pytest.mark.parametrize(("name", "cc"), [("RTX 2080 SUPER", "7.5"), ("GeForce RTX 4080 SUPER", "8.9")])
+def test_super_cards_with_a_driver_reported_cc(run, name: str, cc: str) -> None:  # type: ignore[no-untyped-def]
+    doc = json.loads(run("check", "--gpu", name, "--os", "linux", "--json").out)
+    assert doc["facts"]["gpus"][0]["cc"] == cc
