@@ -26,17 +26,30 @@ def load(matrix: Optional[str]) -> Matrix:
     return get_matrix(matrix_dir(matrix))
 
 
-def emit(report: Report, *, json_out: bool, title: str, fail_on: str) -> int:
+def emit(
+    report: Report,
+    *,
+    json_out: bool,
+    title: str,
+    fail_on: str,
+    show_skipped: bool = True,
+    inventory: bool = False,
+) -> int:
     """Print the report (JSON document alone on stdout, or text) and return the exit code."""
     from compat.render import dumps, render_text
 
     if json_out:
         sys.stdout.write(dumps(report.to_json()) + "\n")
     else:
-        sys.stdout.write(render_text(report, title, sys.stdout))
+        sys.stdout.write(
+            render_text(report, title, sys.stdout, show_skipped=show_skipped, inventory=inventory)
+        )
     return EXIT_INCOMPATIBLE if at_or_above(report.findings, fail_on) else EXIT_OK
 
 
+SHOW_SKIPPED_OPT = typer.Option(
+    False, "--show-skipped", help="List every skipped check with its reason (default: only their count)."
+)
 MATRIX_OPT = typer.Option(
     None, "--matrix", metavar="DIR", help="Matrix directory to use instead of the shipped one."
 )

@@ -34,7 +34,10 @@ def register(app: typer.Typer) -> None:
         fail_on: str = FAIL_ON_OPT,
         matrix: Optional[str] = MATRIX_OPT,
     ) -> None:
-        """Check Compose files: GPU reservations, runtime, shared memory and the images each service builds."""
+        """Check Compose files: GPU reservations, runtime, shared memory and the images each service builds.
+
+        Example: compat compose docker-compose.yml --target-driver 550.54.15
+        """
         check_fail_on(fail_on)
         m = load(matrix)
         target = target_from_options(m, target_driver, target_gpu, target_cc)

@@ -7,7 +7,15 @@ from typing import List, Optional  # noqa: UP035 - typer needs typing.List on Py
 
 import typer
 
-from compat.commands.common import FAIL_ON_OPT, JSON_OPT, MATRIX_OPT, check_fail_on, emit, load
+from compat.commands.common import (
+    FAIL_ON_OPT,
+    JSON_OPT,
+    MATRIX_OPT,
+    SHOW_SKIPPED_OPT,
+    check_fail_on,
+    emit,
+    load,
+)
 from compat.errors import InputError
 
 
@@ -59,10 +67,14 @@ def register(app: typer.Typer) -> None:
             help="Build context for COPY'd requirements files (default: PATH's folder).",
         ),
         json_out: bool = JSON_OPT,
+        show_skipped: bool = SHOW_SKIPPED_OPT,
         fail_on: str = FAIL_ON_OPT,
         matrix: Optional[str] = MATRIX_OPT,
     ) -> None:
-        """Check a Dockerfile's CUDA / cuDNN / framework / Python stack without building it."""
+        """Check a Dockerfile's CUDA / cuDNN / framework / Python stack without building it.
+
+        Example: compat dockerfile Dockerfile --target-driver 535.104.05 --target-gpu A100
+        """
         check_fail_on(fail_on)
         if target_gpu is not None and target_cc is not None:
             raise InputError("give --target-gpu or --target-cc, not both")
@@ -92,4 +104,12 @@ def register(app: typer.Typer) -> None:
             build_args=args,
             context=context,
         )
-        raise typer.Exit(emit(report, json_out=json_out, title=f"compat dockerfile {path}", fail_on=fail_on))
+        raise typer.Exit(
+            emit(
+                report,
+                json_out=json_out,
+                title=f"compat dockerfile {path}",
+                fail_on=fail_on,
+                show_skipped=show_skipped,
+            )
+        )

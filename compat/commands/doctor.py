@@ -9,8 +9,16 @@ from typing import Any, Optional
 
 import typer
 
-from compat.commands.common import FAIL_ON_OPT, JSON_OPT, MATRIX_OPT, check_fail_on, emit, load
-from compat.errors import InputError
+from compat.commands.common import (
+    FAIL_ON_OPT,
+    JSON_OPT,
+    MATRIX_OPT,
+    SHOW_SKIPPED_OPT,
+    check_fail_on,
+    emit,
+    load,
+)
+from compat.errors import EXIT_INCOMPATIBLE, EXIT_OK, InputError
 
 SMOKE_TIMEOUT = 120.0
 """Seconds the doctor gives the smoke-training child (compat smoke defaults to more)."""
@@ -45,16 +53,92 @@ def _smoke(
     return list(smoke_findings(result)), result.to_json(), None
 
 
+FORMATS = ("text", "json", "markdown")
+
+
+def output_format(fmt: Optional[str], json_out: bool) -> str:
+    """`--format` (text|json|markdown) and the older `--json`, which means `--format json`."""
+    if fmt is None:
+        return "json" if json_out else "text"
+    f = fmt.strip().lower()
+    if f not in FORMATS:
+        raise InputError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if json_out and f != "json":
+        raise InputError(f"--json and --format {f} disagree: give one of them")
+    return f
+
+
+def _doctor_terms(python: str) -> tuple[tuple[str, str], ...]:
+    """The resolver's skip reasons name `compat check` flags; the doctor has none of them: it says what it
+    found on this machine and in the environment it inspected (issue 20)."""
+    return (
+        ("no PyTorch version given (--torch)", f"PyTorch is not installed in {python}"),
+        ("no TensorFlow version given (--tensorflow)", f"TensorFlow is not installed in {python}"),
+        ("no known framework release given (--torch, --tensorflow)", f"no PyTorch or TensorFlow in {python}"),
+        ("no framework given (--torch, --tensorflow)", f"no PyTorch or TensorFlow in {python}"),
+        ("no cuDNN version given (--cudnn)", "no cuDNN found on this machine"),
+        ("no system cuDNN version (give --cudnn)", "no cuDNN found on this machine"),
+        ("no CUDA version given (--cuda)", "no CUDA toolkit found on this machine"),
+        (
+            "(give --torch, --tensorflow or --cuda)",
+            f"(no CUDA framework in {python} and no CUDA toolkit found)",
+        ),
+        ("(give --torch or --tensorflow)", f"(no CUDA build of PyTorch or TensorFlow in {python})"),
+        ("(--torch, --tensorflow)", f"(neither PyTorch nor TensorFlow is installed in {python})"),
+        ("(give --cuda)", "(no CUDA toolkit found: no nvcc)"),
+        ("(give --gpu or --cc)", "(no NVIDIA GPU found)"),
+        ("(give --driver)", "(no NVIDIA driver found)"),
+        ("(give --python)", f"(the Python version of {python} could not be read)"),
+        ("(give --os)", "(this machine's OS could not be read)"),
+    )
+
+
+def inspected_python(probes: Any, default: str = "the inspected interpreter") -> str:
+    """The interpreter whose environment the framework probe read (a doctor snapshot says it too)."""
+    fw = probes.get("frameworks") if isinstance(probes, dict) else None
+    exe = fw.get("executable") if isinstance(fw, dict) else None
+    return exe if isinstance(exe, str) and exe else default
+
+
+def in_doctor_terms(skipped: list[Any], python: str) -> list[Any]:
+    """`skipped` with every reason in the doctor's language; a flag of another command never shows."""
+    import re
+    from dataclasses import replace
+
+    terms = _doctor_terms(python)
+    out = []
+    for sk in skipped:
+        reason = sk.reason
+        for old, new in terms:
+            reason = reason.replace(old, new)
+        reason = re.sub(r"\s*\((?:give )?--(?!no-smoke)[a-z][^)]*\)", "", reason)  # any flag not listed above
+        out.append(replace(sk, reason=reason))
+    return out
+
+
 def register(app: typer.Typer) -> None:
     @app.command("doctor")
     def doctor(
         json_out: bool = JSON_OPT,
+        fmt: Optional[str] = typer.Option(
+            None,
+            "--format",
+            metavar="text|json|markdown",
+            help="Output format; markdown is a report to paste into an issue (--json is --format json).",
+        ),
+        redact: bool = typer.Option(
+            False,
+            "--redact",
+            help="Remove host names, user names in paths, GPU UUIDs and serials from the output.",
+        ),
+        show_skipped: bool = SHOW_SKIPPED_OPT,
         no_smoke: bool = typer.Option(False, "--no-smoke", help="Skip the smoke-training job."),
         python: Optional[str] = typer.Option(
             None,
             "--python",
             metavar="PATH",
-            help="Inspect the environment of this interpreter instead of compat's own.",
+            help="Inspect this interpreter's environment (default: $VIRTUAL_ENV, else $CONDA_PREFIX, else the "
+            "python3 on PATH).",
         ),
         save_snapshot: Optional[str] = typer.Option(
             None,
@@ -79,46 +163,130 @@ def register(app: typer.Typer) -> None:
             help="Import every framework afresh even if nothing changed since the last successful import.",
         ),
     ) -> None:
-        """Probe this machine: driver, GPUs and their health, CUDA, cuDNN, frameworks, resources; every problem with its fix."""
+        """Probe this machine: driver, GPUs and their health, CUDA, cuDNN, frameworks, resources; every problem with its fix.
+
+        Example: compat doctor --format markdown --redact > report.md
+        """
         check_fail_on(fail_on)
+        form = output_format(fmt, json_out)
+        json_out = form != "text"  # no progress lines around a document
         _validate(python, timeout, save_snapshot)
         m = load(matrix)
-        from compat.probes import gather_facts
-        from compat.probes.checks import doctor_checks
-        from compat.resolver import resolve
+        from compat.target import find_target
 
-        if not json_out and sys.stderr.isatty():
-            sys.stderr.write("compat doctor: probing this machine...\n")
-        import time
+        report = doctor_report(
+            m,
+            find_target(python),
+            timeout=timeout,
+            smoke=not no_smoke,
+            require_gpu=require_gpu,
+            cache=not no_cache,
+            save_snapshot=save_snapshot,
+            progress=not json_out,
+        )
+        raise typer.Exit(_emit(report, form, redact=redact, show_skipped=show_skipped, fail_on=fail_on))
 
-        started = time.monotonic()
-        facts = gather_facts(python, timeout=timeout, cache=not no_cache)
-        if save_snapshot is not None:
-            from compat.facts import save_snapshot as _save
 
-            try:
-                _save(facts, save_snapshot)
-            except OSError as exc:
-                raise InputError(f"--save-snapshot {save_snapshot!r}: {exc.strerror or exc}") from None
-        report = resolve(facts, m, require_gpu=require_gpu, extra_checks=doctor_checks)
-        if no_smoke:
-            from compat.findings import Skip
+def doctor_report(
+    m: Any,
+    target: Any,
+    *,
+    timeout: float = 5.0,
+    smoke: bool = True,
+    require_gpu: bool = False,
+    cache: bool = True,
+    save_snapshot: Optional[str] = None,
+    progress: bool = True,
+) -> Any:
+    """Probe this machine and the environment of `target` (compat.target.Target): the doctor's Report."""
+    import time
 
-            report.skipped.append(Skip("smoke", "--no-smoke"))
-        else:
-            if not json_out and sys.stderr.isatty():
-                sys.stderr.write("compat doctor: smoke-training a tiny CNN...\n")
+    from compat.probes import gather_facts
+    from compat.probes.checks import doctor_checks
+    from compat.progress import Progress
+    from compat.resolver import resolve
+
+    python = target.argument
+    started = time.monotonic()
+    with Progress("compat doctor: probing this machine", enabled=progress):
+        facts = gather_facts(python, timeout=timeout, cache=cache)
+    if save_snapshot is not None:
+        from compat.facts import save_snapshot as _save
+
+        try:
+            _save(facts, save_snapshot)
+        except OSError as exc:
+            raise InputError(f"--save-snapshot {save_snapshot!r}: {exc.strerror or exc}") from None
+    report = resolve(facts, m, require_gpu=require_gpu, extra_checks=doctor_checks)
+    from compat.findings import Skip
+
+    if not smoke:
+        report.skipped.append(Skip("smoke", "--no-smoke"))
+    else:
+        with Progress("compat doctor: smoke-training a tiny CNN", enabled=progress):
             found, doc, why = _smoke(python, facts.probes, started, timeout)
-            report.findings.extend(found)
-            if doc is not None:
-                report.extra["smoke"] = doc
-            if why is not None:
-                from compat.findings import Skip
+        report.findings.extend(found)
+        if doc is not None:
+            report.extra["smoke"] = doc
+        if why is not None:
+            report.skipped.append(Skip("smoke", why))
+    import socket
 
-                report.skipped.append(Skip("smoke", why))
-        import socket
+    report.extra["interpreter"] = target.to_json()
+    report.extra["host"] = socket.gethostname()  # names the node in `compat fleet merge`
+    report.extra["probes"] = dict(facts.probes)
+    report.extra["gpus"] = None if facts.gpus is None else [g.to_json() for g in facts.gpus]
+    report.skipped[:] = in_doctor_terms(report.skipped, inspected_python(facts.probes, target.python))
+    return report
 
-        report.extra["host"] = socket.gethostname()  # names the node in `compat fleet merge`
-        report.extra["probes"] = dict(facts.probes)
-        report.extra["gpus"] = None if facts.gpus is None else [g.to_json() for g in facts.gpus]
-        raise typer.Exit(emit(report, json_out=json_out, title="compat doctor", fail_on=fail_on))
+
+def snapshot_report(m: Any, path: str) -> Any:
+    """The doctor's Report rebuilt from a saved snapshot (`compat doctor --save-snapshot`, examples/*.json)."""
+    from compat.facts import load_snapshot
+    from compat.probes.checks import doctor_checks
+    from compat.resolver import resolve
+
+    facts = load_snapshot(path)
+    report = resolve(facts, m, extra_checks=doctor_checks if facts.probes else ())
+    report.extra["probes"] = dict(facts.probes)
+    report.extra["gpus"] = None if facts.gpus is None else [g.to_json() for g in facts.gpus]
+    report.extra["snapshot"] = os.path.basename(path)
+    report.skipped[:] = in_doctor_terms(report.skipped, inspected_python(facts.probes))
+    return report
+
+
+def _emit(report: Any, form: str, *, redact: bool, show_skipped: bool, fail_on: str) -> int:
+    """Print the doctor's report in `form` (text, json, markdown), redacted on request; the exit code."""
+    from compat.findings import at_or_above
+
+    code = EXIT_INCOMPATIBLE if at_or_above(report.findings, fail_on) else EXIT_OK
+    if form == "markdown":
+        from compat.report_markdown import doctor_markdown
+
+        sys.stdout.write(doctor_markdown(report.to_json(), redact=redact))
+        return code
+    if not redact:
+        return emit(
+            report,
+            json_out=form == "json",
+            title="compat doctor",
+            fail_on=fail_on,
+            show_skipped=show_skipped,
+            inventory=True,
+        )
+    from compat.redact import Redactor
+
+    r = Redactor()
+    if form == "json":
+        from compat.render import dumps
+
+        sys.stdout.write(dumps(r.document(report.to_json())) + "\n")
+    else:
+        from compat.render import render_text
+
+        sys.stdout.write(
+            r.text(
+                render_text(report, "compat doctor", sys.stdout, show_skipped=show_skipped, inventory=True)
+            )
+        )
+    return code

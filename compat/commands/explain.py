@@ -61,8 +61,15 @@ def run_explain(
     if context < 0:
         raise InputError("--context must be 0 or more")
     scanner = Scanner(catalogue, context=context)
-    for block in iter_log_bytes(file):
-        scanner.feed_bytes(block)
+    from compat.progress import Progress
+
+    name = "standard input" if file in (None, "-") else str(file)
+    with Progress(f"compat explain: reading {name}") as bar:
+        read = 0
+        for block in iter_log_bytes(file):
+            scanner.feed_bytes(block)
+            read += len(block)
+            bar.update(f"compat explain: reading {name} ({read >> 20} MiB)")
     scanner.close()
     if facts is not None and m is None:
         from dataclasses import replace
@@ -104,7 +111,10 @@ def register(app: typer.Typer) -> None:
             False, "--last", help="Why the last recorded run died (compat run / watch / %load_ext compat)."
         ),
     ) -> None:
-        """Read a crash log (a file, or stdin), name the root cause and give the fix."""
+        """Read a crash log (a file, or stdin), name the root cause and give the fix.
+
+        Example: python train.py 2>&1 | tee train.log; compat explain train.log
+        """
         if last:
             if file is not None:
                 raise InputError("give a log FILE or --last, not both")

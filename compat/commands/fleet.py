@@ -54,6 +54,8 @@ def register(app: typer.Typer) -> None:
         """Run `compat doctor` on every node of a Ray cluster: stacks grouped, drift from the majority, sick GPUs.
 
         Reports gathered another way (Slurm, Kubernetes jobs): `compat fleet merge REPORT.json ...`.
+
+        Example: compat fleet --address auto --json > fleet.json
         """
         if ctx.invoked_subcommand is not None:
             return
@@ -62,12 +64,10 @@ def register(app: typer.Typer) -> None:
             raise InputError(f"--timeout must be a positive number of seconds, got {timeout:g}")
         from compat.fleet.cluster import collect
         from compat.fleet.report import build_fleet
+        from compat.progress import Progress
 
-        if not json_out and sys.stderr.isatty():
-            sys.stderr.write(
-                f"compat fleet: running compat doctor on every node (timeout {timeout:g} s)...\n"
-            )
-        inputs, extra = collect(address, smoke=smoke, timeout=timeout)
+        with Progress(f"compat fleet: running compat doctor on every node (timeout {timeout:g} s)"):
+            inputs, extra = collect(address, smoke=smoke, timeout=timeout)
         doc = build_fleet(inputs, source="ray", extra=extra)
         raise typer.Exit(_emit(doc, json_out=json_out, fail_on=fail_on))
 
@@ -86,6 +86,8 @@ def register(app: typer.Typer) -> None:
         Slurm: srun --ntasks-per-node=1 --output='reports/%N.json' --error='reports/%N.err' compat doctor --json
         --no-smoke, then compat fleet merge reports/*.json. A node reported twice is a warning (the first report
         is used); a malformed file is an error (exit 2).
+
+        Example: compat fleet merge reports/*.json
         """
         check_fail_on(fail_on)
         from compat.fleet.merge import merge_inputs
@@ -98,5 +100,6 @@ def register(app: typer.Typer) -> None:
     app.add_typer(
         fleet_app,
         name="fleet",
-        help="Check every node of a GPU cluster (Ray, or merged doctor reports): drift, sick GPUs, failed smokes.",
+        help="Check every node of a GPU cluster (Ray, or merged doctor reports): drift, sick GPUs, failed smokes."
+        "\n\nExample: compat fleet --address auto --json > fleet.json",
     )

@@ -58,7 +58,10 @@ def register(app: typer.Typer) -> None:
         fail_on: str = FAIL_ON_OPT,
         matrix: Optional[str] = MATRIX_OPT,
     ) -> None:
-        """Check Kubernetes workloads: nvidia.com/gpu limits, /dev/shm, GPU node selectors and the images' needs."""
+        """Check Kubernetes workloads: nvidia.com/gpu limits, /dev/shm, GPU node selectors and the images' needs.
+
+        Example: compat k8s deploy/ --target-driver 550.54.15
+        """
         check_fail_on(fail_on)
         m = load(matrix)
         target = target_from_options(m, target_driver, target_gpu, target_cc)

@@ -16,7 +16,10 @@ from compat.versions import parse_dotted, parse_version, python_wheel_tag
 STALE_DAYS = 90
 """`compat matrix validate` warns when a file's `updated:` date is older than this."""
 
-matrix_app = typer.Typer(help="Validate the matrix and look rows up.", no_args_is_help=True)
+matrix_app = typer.Typer(
+    help="Validate the matrix and look rows up.\n\nExample: compat matrix gpu 'RTX 4090'",
+    no_args_is_help=True,
+)
 
 
 def _not_found(m: Matrix, subject: str, key: str) -> InputError:
@@ -247,12 +250,25 @@ def _lines(doc: dict[str, Any], title: str) -> list[str]:
     return out
 
 
+EXAMPLE_KEYS = {
+    "cuda": "12.4",
+    "gpu": "'RTX 4090'",
+    "cudnn": "9.1.0",
+    "torch": "2.5.1",
+    "tensorflow": "2.17.0",
+    "jax": "0.4.35",
+}
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(matrix_app, name="matrix")
 
     @matrix_app.command("validate")
     def validate(directory: Optional[str] = typer.Argument(None, metavar="[DIR]")) -> None:
-        """Validate a matrix directory; every problem is listed, exit 2 if any."""
+        """Validate a matrix directory; every problem is listed, exit 2 if any.
+
+        Example: compat matrix validate matrix/
+        """
         from compat.cli import matrix_dir
 
         d = resolve_matrix_dir(directory or matrix_dir(None))
@@ -286,7 +302,10 @@ def register(app: typer.Typer) -> None:
     for subject, (fn, label) in lookups.items():
 
         def make(fn: Any = fn, label: str = label, subject: str = subject) -> None:
-            @matrix_app.command(subject, help=f"Look up one {label} row.")
+            @matrix_app.command(
+                subject,
+                help=f"Look up one {label} row.\n\nExample: compat matrix {subject} {EXAMPLE_KEYS[subject]}",
+            )
             def lookup(
                 key: Optional[str] = typer.Argument(None, metavar="KEY"),
                 json_out: bool = JSON_OPT,

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import sys
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
 from compat.commands.common import JSON_OPT
 from compat.smoke.result import DEFAULT_BATCH, DEFAULT_STEPS, DEFAULT_TIMEOUT
+
+
+def _with_interpreter(text: str, target: Any) -> str:
+    """The report's header line, then the interpreter it trained with."""
+    from compat._text import sanitize
+    from compat.target import header_line
+
+    head, nl, rest = text.partition("\n")
+    return f"{head}\n{sanitize(header_line(target.to_json()))}{nl}{rest}"
 
 
 def register(app: typer.Typer) -> None:
@@ -43,7 +52,10 @@ def register(app: typer.Typer) -> None:
             help="Seconds before the child's whole process group is killed.",
         ),
         python: Optional[str] = typer.Option(
-            None, "--python", metavar="PATH", help="Train with this interpreter instead of compat's own."
+            None,
+            "--python",
+            metavar="PATH",
+            help="Train with this interpreter (default: $VIRTUAL_ENV, else $CONDA_PREFIX, else the python3 on PATH).",
         ),
         json_out: bool = JSON_OPT,
         distributed: bool = typer.Option(
@@ -59,9 +71,16 @@ def register(app: typer.Typer) -> None:
             help="With --distributed: ranks to start (default: one per GPU, 2 on CPU).",
         ),
     ) -> None:
-        """Train a tiny CNN for a few steps in an isolated child process: a crash is a diagnosis, not a dead terminal."""
+        """Train a tiny CNN for a few steps in an isolated child process: a crash is a diagnosis, not a dead terminal.
+
+        Example: compat smoke --framework torch --device cuda --amp
+        """
         from compat.errors import InputError
         from compat.smoke import SmokeOptions, render_text, run_smoke
+        from compat.target import find_target
+
+        target = find_target(python)
+        python = target.argument
 
         if distributed:
             from compat.smoke.distributed import exit_code, run_distributed_result
@@ -71,13 +90,18 @@ def register(app: typer.Typer) -> None:
                 raise InputError("--distributed trains with PyTorch: use --framework torch (or auto)")
             if amp or find_max_batch:
                 raise InputError("--amp and --find-max-batch do not apply to --distributed")
-            dist = run_distributed_result(nproc, device, timeout, steps, python=python, batch_size=batch_size)
+            from compat.progress import Progress
+
+            with Progress(f"compat smoke: distributed training ({device}; timeout {timeout:g} s)"):
+                dist = run_distributed_result(
+                    nproc, device, timeout, steps, python=python, batch_size=batch_size
+                )
             if json_out:
                 from compat.render import dumps
 
-                sys.stdout.write(dumps(dist.to_json()) + "\n")
+                sys.stdout.write(dumps({**dist.to_json(), "interpreter": target.to_json()}) + "\n")
             else:
-                sys.stdout.write(distributed_text(dist, sys.stdout))
+                sys.stdout.write(_with_interpreter(distributed_text(dist, sys.stdout), target))
             raise typer.Exit(exit_code(dist.to_json()))
         if nproc is not None:
             raise InputError("--nproc needs --distributed")
@@ -92,15 +116,15 @@ def register(app: typer.Typer) -> None:
             timeout=timeout,
             python=python,
         ).validate()
-        if not json_out and sys.stderr.isatty():
-            sys.stderr.write(
-                f"compat smoke: training a tiny CNN ({framework}, {device}; timeout {timeout:g} s)...\n"
-            )
-        result = run_smoke(options)
+        from compat.progress import Progress
+
+        what = "searching the largest batch" if find_max_batch else "training a tiny CNN"
+        with Progress(f"compat smoke: {what} ({framework}, {device}; timeout {timeout:g} s)"):
+            result = run_smoke(options)
         if json_out:
             from compat.render import dumps
 
-            sys.stdout.write(dumps(result.to_json()) + "\n")
+            sys.stdout.write(dumps({**result.to_json(), "interpreter": target.to_json()}) + "\n")
         else:
-            sys.stdout.write(render_text(result, sys.stdout))
+            sys.stdout.write(_with_interpreter(render_text(result, sys.stdout), target))
         raise typer.Exit(result.exit_code)

@@ -13,15 +13,16 @@ from compat.errors import EXIT_OK
 from compat.facts import Facts, apply_flags, apply_overrides, host_os, make_fact
 
 
-def _live_facts() -> Facts:
-    """What is not given comes from this machine, where the live probes exist."""
+def _live_facts(python: Optional[str]) -> Facts:
+    """What is not given comes from this machine, where the live probes exist; the Python version from the
+    interpreter of the active environment (`python`; None: compat's own)."""
     try:
         from compat.probes import gather_facts  # type: ignore[attr-defined,unused-ignore]
     except ImportError:
         from compat.installed import installed_facts
 
         return installed_facts()
-    facts: Facts = gather_facts(frameworks=False)
+    facts: Facts = gather_facts(python, frameworks=False)
     return facts
 
 
@@ -31,9 +32,17 @@ def register(app: typer.Typer) -> None:
         driver: Optional[str] = typer.Option(None, "--driver", metavar="V", help="NVIDIA driver version."),
         gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="GPU name."),
         cc: Optional[str] = typer.Option(None, "--cc", metavar="X.Y", help="GPU compute capability."),
-        python: Optional[str] = typer.Option(None, "--python", metavar="X.Y", help="Python version."),
+        python: Optional[str] = typer.Option(
+            None,
+            "--python",
+            metavar="X.Y",
+            help="Python version (default: the active environment's: $VIRTUAL_ENV, $CONDA_PREFIX, python3 on PATH).",
+        ),
         os_name: Optional[str] = typer.Option(
-            None, "--os", metavar="linux|windows", help="Operating system."
+            None,
+            "--os",
+            metavar="linux|windows|macos",
+            help="linux, windows or macos (also win32, win, darwin, mac, osx).",
         ),
         no_probe: bool = typer.Option(
             False, "--no-probe", help="Do not fill missing facts from this machine."
@@ -41,7 +50,10 @@ def register(app: typer.Typer) -> None:
         json_out: bool = JSON_OPT,
         matrix: Optional[str] = MATRIX_OPT,
     ) -> None:
-        """Which PyTorch, TensorFlow and JAX to install here, with the exact command, and what blocks newer ones."""
+        """Which PyTorch, TensorFlow and JAX to install here, with the exact command, and what blocks newer ones.
+
+        Example: compat suggest --driver 535.104.05 --gpu "RTX 4090"
+        """
         from compat.render import dumps
         from compat.suggest import render_suggestion, suggest
 
@@ -52,7 +64,10 @@ def register(app: typer.Typer) -> None:
             if v is not None
         }
         resolve_gpu_name(m, gpu, cc)
-        base = Facts() if no_probe else apply_overrides(_live_facts())
+        from compat.target import find_target, header_line
+
+        target = None if no_probe else find_target(None)
+        base = Facts() if target is None else apply_overrides(_live_facts(target.argument))
         # Only machine facts matter here: drop installed framework versions.
         base = Facts(
             values={k: v for k, v in base.values.items() if k in ("os", "python", "driver", "driver_cuda")},
@@ -66,7 +81,12 @@ def register(app: typer.Typer) -> None:
         if json_out:
             doc = s.to_json()
             doc["facts"] = facts.to_json()
+            if target is not None:
+                doc["interpreter"] = target.to_json()
             sys.stdout.write(dumps(doc) + "\n")
         else:
-            sys.stdout.write(render_suggestion(s))
+            from compat._text import sanitize
+
+            head = "" if target is None else sanitize(header_line(target.to_json())) + "\n"
+            sys.stdout.write(head + render_suggestion(s))
         raise typer.Exit(EXIT_OK)

@@ -173,13 +173,29 @@ _SKIP_TERMS = (
     ("(give --torch or --tensorflow)", "(no framework installed in this image)"),
     ("(give --cuda)", "(no CUDA toolkit in this image)"),
     ("(--torch, --tensorflow)", "(none installed in this image)"),
+    ("no CUDA version given (--cuda)", "no CUDA toolkit in this image"),
+    ("(give --cudnn)", "(no cuDNN in this image)"),
+    ("(give --python)", "(the image's Python version is unknown)"),
+    ("(give --os)", "(the image's operating system is unknown)"),
 )
+_OWN_FLAGS = ("--target-driver", "--target-gpu", "--target-cc", "--build-arg", "--context")
+
+
+def _no_foreign_flags(reason: str) -> str:
+    """A parenthesis that still names a flag `compat dockerfile` does not have goes (issue 20: never name them)."""
+    import re
+
+    def keep(m: re.Match[str]) -> str:
+        return m.group(0) if any(f in m.group(0) for f in _OWN_FLAGS) else ""
+
+    return re.sub(r"\s*\((?:give )?--[a-z][^)]*\)", keep, reason)
 
 
 def _in_dockerfile_terms(s: Skip, stage: str, several: bool) -> Skip:
     reason = s.reason
     for old, new in _SKIP_TERMS:
         reason = reason.replace(old, new)
+    reason = _no_foreign_flags(reason)
     if several:
         reason = f"{reason} [stage {stage}]"
     return replace(s, reason=reason)

@@ -234,7 +234,7 @@ def facts_from_probes(probes: dict[str, Any], res: Mapping[str, Any] | None = No
     target = (probes.get("meta") or {}).get("python")
     if fw.get("python"):
         values["python"] = _fact(
-            "python", fw["python"], f"{target} (--python)" if target else "sys.version", ""
+            "python", fw["python"], f"{target} (sys.version)" if target else "sys.version", ""
         )
     else:
         values["python"] = make_fact("python", host_python(), "sys.version")
