@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional  # noqa: UP035 - typer needs typing.List on Python 3.9
 
 import typer
 
-from compat.commands.common import FAIL_ON_OPT, JSON_OPT, MATRIX_OPT, check_fail_on, emit, load
+from compat.commands.common import (
+    FAIL_ON_OPT,
+    FORMAT_OPT,
+    IGNORE_OPT,
+    JSON_OPT,
+    MATRIX_OPT,
+    SELECT_OPT,
+    emit_report,
+    load,
+    options,
+)
 from compat.errors import InputError
 from compat.facts import Facts, apply_flags, apply_overrides, host_os, load_snapshot, make_fact
 from compat.matrix import Matrix
@@ -75,11 +85,14 @@ def register(app: typer.Typer) -> None:
             help="Check what is installed in this environment (e.g. inside `docker build`) against driver V.",
         ),
         json_out: bool = JSON_OPT,
-        fail_on: str = FAIL_ON_OPT,
+        fmt: Optional[str] = FORMAT_OPT,
+        fail_on: Optional[str] = FAIL_ON_OPT,
+        select: List[str] = SELECT_OPT,  # noqa: UP006
+        ignore: List[str] = IGNORE_OPT,  # noqa: UP006
         matrix: Optional[str] = MATRIX_OPT,
     ) -> None:
         """What-if: check a stack described by flags (and/or a snapshot) against the matrix."""
-        check_fail_on(fail_on)
+        opts = options(fmt, json_out, fail_on, select, ignore)
         m = load(matrix)
         flags = {
             "driver": driver,
@@ -112,4 +125,4 @@ def register(app: typer.Typer) -> None:
 
             extra = doctor_checks
         report = resolve(facts, m, require_gpu=require_gpu, extra_checks=extra)
-        raise typer.Exit(emit(report, json_out=json_out, title="compat check", fail_on=fail_on))
+        raise typer.Exit(emit_report(report, opts, title="compat check", kind="report"))

@@ -5,11 +5,21 @@ from __future__ import annotations
 import math
 import os
 import sys
-from typing import Any, Optional
+from typing import Any, List, Optional  # noqa: UP035 - typer needs typing.List on Python 3.9
 
 import typer
 
-from compat.commands.common import FAIL_ON_OPT, JSON_OPT, MATRIX_OPT, check_fail_on, emit, load
+from compat.commands.common import (
+    FAIL_ON_OPT,
+    FORMAT_OPT,
+    IGNORE_OPT,
+    JSON_OPT,
+    MATRIX_OPT,
+    SELECT_OPT,
+    emit_report,
+    load,
+    options,
+)
 from compat.errors import InputError
 
 SMOKE_TIMEOUT = 120.0
@@ -49,6 +59,9 @@ def register(app: typer.Typer) -> None:
     @app.command("doctor")
     def doctor(
         json_out: bool = JSON_OPT,
+        fmt: Optional[str] = FORMAT_OPT,
+        select: List[str] = SELECT_OPT,  # noqa: UP006
+        ignore: List[str] = IGNORE_OPT,  # noqa: UP006
         no_smoke: bool = typer.Option(False, "--no-smoke", help="Skip the smoke-training job."),
         python: Optional[str] = typer.Option(
             None,
@@ -65,7 +78,7 @@ def register(app: typer.Typer) -> None:
         require_gpu: bool = typer.Option(
             False, "--require-gpu", help="A missing or unusable GPU is an error."
         ),
-        fail_on: str = FAIL_ON_OPT,
+        fail_on: Optional[str] = FAIL_ON_OPT,
         matrix: Optional[str] = MATRIX_OPT,
         timeout: float = typer.Option(
             5.0,
@@ -80,14 +93,14 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Probe this machine: driver, GPUs and their health, CUDA, cuDNN, frameworks, resources; every problem with its fix."""
-        check_fail_on(fail_on)
+        opts = options(fmt, json_out, fail_on, select, ignore)
         _validate(python, timeout, save_snapshot)
         m = load(matrix)
         from compat.probes import gather_facts
         from compat.probes.checks import doctor_checks
         from compat.resolver import resolve
 
-        if not json_out and sys.stderr.isatty():
+        if opts.format == "text" and sys.stderr.isatty():
             sys.stderr.write("compat doctor: probing this machine...\n")
         import time
 
@@ -106,7 +119,7 @@ def register(app: typer.Typer) -> None:
 
             report.skipped.append(Skip("smoke", "--no-smoke"))
         else:
-            if not json_out and sys.stderr.isatty():
+            if opts.format == "text" and sys.stderr.isatty():
                 sys.stderr.write("compat doctor: smoke-training a tiny CNN...\n")
             found, doc, why = _smoke(python, facts.probes, started, timeout)
             report.findings.extend(found)
@@ -121,4 +134,4 @@ def register(app: typer.Typer) -> None:
         report.extra["host"] = socket.gethostname()  # names the node in `compat fleet merge`
         report.extra["probes"] = dict(facts.probes)
         report.extra["gpus"] = None if facts.gpus is None else [g.to_json() for g in facts.gpus]
-        raise typer.Exit(emit(report, json_out=json_out, title="compat doctor", fail_on=fail_on))
+        raise typer.Exit(emit_report(report, opts, title="compat doctor", kind="doctor"))

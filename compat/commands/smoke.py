@@ -7,7 +7,8 @@ from typing import Optional
 
 import typer
 
-from compat.commands.common import JSON_OPT
+from compat.commands.common import FORMAT_OPT, JSON_OPT, emit_document
+from compat.commands.common import options as output_options
 from compat.smoke.result import DEFAULT_BATCH, DEFAULT_STEPS, DEFAULT_TIMEOUT
 
 
@@ -46,6 +47,7 @@ def register(app: typer.Typer) -> None:
             None, "--python", metavar="PATH", help="Train with this interpreter instead of compat's own."
         ),
         json_out: bool = JSON_OPT,
+        fmt: Optional[str] = FORMAT_OPT,
         distributed: bool = typer.Option(
             False,
             "--distributed",
@@ -61,24 +63,20 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Train a tiny CNN for a few steps in an isolated child process: a crash is a diagnosis, not a dead terminal."""
         from compat.errors import InputError
-        from compat.smoke import SmokeOptions, render_text, run_smoke
+        from compat.output.documents import SmokeDocument
+        from compat.smoke import SmokeOptions, run_smoke
+
+        opts = output_options(fmt, json_out)
 
         if distributed:
-            from compat.smoke.distributed import exit_code, run_distributed_result
-            from compat.smoke.distributed import render_text as distributed_text
+            from compat.smoke.distributed import run_distributed_result
 
             if framework not in ("auto", "torch"):
                 raise InputError("--distributed trains with PyTorch: use --framework torch (or auto)")
             if amp or find_max_batch:
                 raise InputError("--amp and --find-max-batch do not apply to --distributed")
             dist = run_distributed_result(nproc, device, timeout, steps, python=python, batch_size=batch_size)
-            if json_out:
-                from compat.render import dumps
-
-                sys.stdout.write(dumps(dist.to_json()) + "\n")
-            else:
-                sys.stdout.write(distributed_text(dist, sys.stdout))
-            raise typer.Exit(exit_code(dist.to_json()))
+            raise typer.Exit(emit_document(SmokeDocument(dist, distributed=True), opts))
         if nproc is not None:
             raise InputError("--nproc needs --distributed")
 
@@ -92,15 +90,9 @@ def register(app: typer.Typer) -> None:
             timeout=timeout,
             python=python,
         ).validate()
-        if not json_out and sys.stderr.isatty():
+        if opts.format == "text" and sys.stderr.isatty():
             sys.stderr.write(
                 f"compat smoke: training a tiny CNN ({framework}, {device}; timeout {timeout:g} s)...\n"
             )
         result = run_smoke(options)
-        if json_out:
-            from compat.render import dumps
-
-            sys.stdout.write(dumps(result.to_json()) + "\n")
-        else:
-            sys.stdout.write(render_text(result, sys.stdout))
-        raise typer.Exit(result.exit_code)
+        raise typer.Exit(emit_document(SmokeDocument(result), opts))

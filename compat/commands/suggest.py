@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Optional
 
 import typer
 
 from compat.commands.check import resolve_gpu_name
-from compat.commands.common import JSON_OPT, MATRIX_OPT, load
-from compat.errors import EXIT_OK
+from compat.commands.common import FORMAT_OPT, JSON_OPT, MATRIX_OPT, emit_document, load, options
 from compat.facts import Facts, apply_flags, apply_overrides, host_os, make_fact
 
 
@@ -39,12 +37,14 @@ def register(app: typer.Typer) -> None:
             False, "--no-probe", help="Do not fill missing facts from this machine."
         ),
         json_out: bool = JSON_OPT,
+        fmt: Optional[str] = FORMAT_OPT,
         matrix: Optional[str] = MATRIX_OPT,
     ) -> None:
         """Which PyTorch and TensorFlow to install here, with the exact command, and what blocks newer ones."""
-        from compat.render import dumps
-        from compat.suggest import render_suggestion, suggest
+        from compat.output.documents import SuggestionDocument
+        from compat.suggest import suggest
 
+        opts = options(fmt, json_out)
         m = load(matrix)
         flags = {
             k: v
@@ -63,10 +63,4 @@ def register(app: typer.Typer) -> None:
             base = base.with_values({"os": make_fact("os", host_os(), "this machine")})
         facts = apply_flags(base, flags)
         s = suggest(facts, m)
-        if json_out:
-            doc = s.to_json()
-            doc["facts"] = facts.to_json()
-            sys.stdout.write(dumps(doc) + "\n")
-        else:
-            sys.stdout.write(render_suggestion(s))
-        raise typer.Exit(EXIT_OK)
+        raise typer.Exit(emit_document(SuggestionDocument(s, facts.to_json()), opts))
