@@ -458,5 +458,6 @@ KINDS = (
     "matrix-tensorflow",
     "matrix-jax",
     "run-verdict",
+    "snapshot",
 )
-"""Every document kind; each has `compat/schema/<kind>.schema.json`."""
+"""Every document kind; each has `compat/schema/<kind>.schema.json` ("snapshot": `doctor --save-snapshot`)."""
