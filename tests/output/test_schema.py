@@ -192,10 +192,9 @@ def test_golden_json_per_document_type(real_outputs: dict[str, tuple[int, Any]])
         if kind in DETERMINISTIC:
             want: Any = {"exit": code, "document": _portable(doc)}
         else:
-            want = {
-                "exit": code,
-                "shape": {k: v for k, v in _shape(doc).items() if k not in ("probes", "facts")},
-            }
+            # The doctor's values (GPUs, probes, findings) are this machine's: only its top-level keys are fixed.
+            shape = _shape(doc) if kind == "smoke" else {k: type(v).__name__ for k, v in sorted(doc.items())}
+            want = {"exit": code if kind == "smoke" else None, "shape": shape}
         path = GOLDEN / f"{kind}.json"
         text = json.dumps(want, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
         if update:
