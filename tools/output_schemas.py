@@ -521,6 +521,10 @@ SCHEMAS: dict[str, dict[str, Any]] = {
 }
 
 
+COPIED = {"run": ROOT / "compat" / "record" / "run.schema.json"}
+"""Schemas kept beside the code that writes the document, copied here unchanged (run.json: compat run / watch)."""
+
+
 def render(schema: dict[str, Any]) -> str:
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
 
@@ -530,7 +534,9 @@ def main() -> int:
         folder.mkdir(parents=True, exist_ok=True)
         for name, schema in SCHEMAS.items():
             (folder / f"{name}.schema.json").write_text(render(schema), encoding="utf-8")
-    print(f"wrote {len(SCHEMAS)} schemas to compat/schema/ and docs/schema/")
+        for name, src in COPIED.items():
+            (folder / f"{name}.schema.json").write_bytes(src.read_bytes())
+    print(f"wrote {len(SCHEMAS) + len(COPIED)} schemas to compat/schema/ and docs/schema/")
     return 0
 
 

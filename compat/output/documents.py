@@ -459,5 +459,7 @@ KINDS = (
     "matrix-jax",
     "run-verdict",
     "snapshot",
+    "run",
 )
-"""Every document kind; each has `compat/schema/<kind>.schema.json` ("snapshot": `doctor --save-snapshot`)."""
+"""Every document kind; each has `compat/schema/<kind>.schema.json` ("snapshot": `doctor --save-snapshot`; "run":
+the recorder's run.json, a copy of `compat/record/run.schema.json`)."""

@@ -59,6 +59,9 @@ def test_the_generator_wrote_what_is_committed() -> None:
     assert mod.SV == SCHEMA_VERSION
     for kind, s in mod.SCHEMAS.items():
         assert (SCHEMA_DIR / f"{kind}.schema.json").read_text(encoding="utf-8") == mod.render(s), kind
+    for kind, src in mod.COPIED.items():
+        assert (SCHEMA_DIR / f"{kind}.schema.json").read_bytes() == src.read_bytes(), kind
+    assert sorted([*mod.SCHEMAS, *mod.COPIED]) == sorted(KINDS)
 
 
 def test_one_schema_version_constant() -> None:
