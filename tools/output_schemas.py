@@ -57,7 +57,9 @@ SKIP = {
 DEFS = {"fix": FIX, "finding": FINDING, "skip": SKIP}
 
 
-def doc(name: str, title: str, props: dict[str, Any], required: list[str], defs: bool = True) -> dict[str, Any]:
+def doc(
+    name: str, title: str, props: dict[str, Any], required: list[str], defs: bool = True
+) -> dict[str, Any]:
     out: dict[str, Any] = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"{BASE}{name}.schema.json",
@@ -383,7 +385,15 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "not_listed": OBJ,
             "source": {"type": ["string", "object", "array", "null"]},
         },
-        ["version", "name", "min_driver", "minor_compat_floor", "compute_capabilities", "not_listed", "source"],
+        [
+            "version",
+            "name",
+            "min_driver",
+            "minor_compat_floor",
+            "compute_capabilities",
+            "not_listed",
+            "source",
+        ],
         defs=False,
     ),
     "matrix-gpu": doc(

@@ -45,7 +45,8 @@ common = _load_common()
 common.drop_own_folder(__file__)
 
 MARKER = common.MARKER
-SCHEMA_VERSION = 1  # = compat.output.SCHEMA_VERSION: this script never imports compat (a test keeps them equal)
+# = compat.output.SCHEMA_VERSION: this script never imports compat (a test keeps them equal)
+SCHEMA_VERSION = 1
 N_CLASSES = 10
 IMAGE = 16
 CPU_RANKS = 2
