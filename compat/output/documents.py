@@ -57,7 +57,7 @@ def _finding_item(f: Finding, default_file: Optional[str]) -> Item:
         title=f.title,
         message=f.message,
         fixes=_fix_pairs(f.fixes),
-        file=file or (default_file if f.line is not None or default_file else None),
+        file=file or default_file,
         line=f.line,
         where=f.group,
     )
