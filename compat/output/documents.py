@@ -416,6 +416,19 @@ class RunVerdictDocument(Document):
 
     def items(self) -> list[Item]:
         v = self._verdict()
+        found = [f for f in v.get("findings") or [] if isinstance(f, Mapping)]
+        if found:
+            return [
+                Item(
+                    str(f.get("id")),
+                    str(f.get("severity") or "error"),
+                    str(f.get("title") or ""),
+                    str(f.get("message") or ""),
+                    fixes=_fix_pairs(f.get("fixes") or []),
+                    where=str(self.doc.get("record")),
+                )
+                for f in found
+            ]
         if v.get("outcome") == "ok":
             return []
         cause = v.get("cause") or v.get("category") or v.get("outcome") or "failed"

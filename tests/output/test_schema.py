@@ -206,3 +206,37 @@ def test_golden_json_per_document_type(real_outputs: dict[str, tuple[int, Any]])
             stale.append(kind)
     assert stale == [], f"golden JSON differs for {stale} (rerun with UPDATE_GOLDEN=1 and review the diff)"
     assert sorted(p.stem for p in GOLDEN.glob("*.json")) == sorted(real_outputs)
+
+
+def test_recorded_run_and_explain_last_validate(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COMPAT_CACHE_DIR": str(tmp_path), "NO_COLOR": "1"}
+    env.pop("COMPAT_NO_CONFIG", None)
+
+    def compat(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "compat", *argv],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+            cwd=str(tmp_path),
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+
+    ran = compat(
+        "run", "--no-gpu", "--no-kernel-log", "--quiet", "--", sys.executable, "-c", "raise SystemExit(3)"
+    )
+    assert ran.returncode == 3, ran.stderr
+    last = compat("explain", "--last", "--json")
+    assert last.returncode == 1, last.stderr
+    doc = json.loads(last.stdout)
+    assert problems("run-verdict", doc) == []
+    record = json.loads(Path(doc["record"]).read_text(encoding="utf-8"))
+    assert problems("run", record) == []
+    gh = compat("explain", "--last", "--format", "github")
+    assert gh.returncode == 1
+    assert gh.stdout.startswith("::error title=exited with status 3 [record.exit]::")
