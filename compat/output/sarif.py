@@ -3,7 +3,6 @@ k8s, explain on a file), a logical location otherwise. Validated against the OAS
 
 from __future__ import annotations
 
-import os
 from pathlib import Path, PurePath
 from typing import Any
 from urllib.parse import quote
@@ -20,7 +19,7 @@ def artifact_uri(path: str) -> str:
     p = PurePath(path)
     if p.is_absolute():
         return Path(path).as_uri()
-    return quote(p.as_posix() if os.sep == "/" else path.replace(os.sep, "/"), safe="/")
+    return quote(p.as_posix(), safe="/")
 
 
 def _location(i: Item, document: Document) -> dict[str, Any]:
