@@ -46,11 +46,17 @@ def split_ids(values: Iterable[str]) -> tuple[str, ...]:
 
 def find_pyproject(start: Optional[Path] = None) -> Optional[Path]:
     """The nearest pyproject.toml from `start` (default: the current folder) upwards."""
-    here = (start or Path.cwd()).resolve()
+    try:
+        here = (start or Path.cwd()).resolve()
+    except OSError:  # the current folder was removed, or cannot be read: no configuration
+        return None
     for d in (here, *here.parents):
         candidate = d / "pyproject.toml"
-        if candidate.is_file():
-            return candidate
+        try:
+            if candidate.is_file():
+                return candidate
+        except OSError:  # a folder on the way up that may not be searched
+            return None
     return None
 
 

@@ -150,3 +150,14 @@ def test_the_selection_is_the_one_matcher_the_guard_uses() -> None:
         kept = [f.id for f in select_report(rep, OutputOptions(ignore=ignore)).findings]
         assert kept == [i for i in fids if not matches(i, ignore)], ignore
     assert not matches("drivers.x", ("driver",))
+
+
+def test_a_removed_current_folder_means_no_configuration(tmp_path: Path, monkeypatch: Any) -> None:
+    from compat.output.options import find_pyproject, output_options
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert find_pyproject() is None
+    assert output_options().format == "text"
