@@ -289,8 +289,12 @@ class FleetDocument(Document):
                     out.append(Item(str(f.get("id")), sev, f"{name}: {f.get('title')}", where=name))
         for d in self.doc.get("drift") or []:
             nodes = ", ".join(map(str, d.get("nodes") or []))
+            # The fleet's verdict counts drift as an error (compat.fleet.report._verdict): so does its finding.
+            out.append(Item("fleet.drift", "error", f"{d.get('fact')} differs from the majority on {nodes}"))
+        for dup in self.doc.get("duplicates") or []:
+            sources = ", ".join(map(str, dup.get("sources") or []))
             out.append(
-                Item("fleet.drift", "warning", f"{d.get('fact')} differs from the majority on {nodes}")
+                Item("fleet.duplicate", "warning", f"{dup.get('name')} reported more than once", sources)
             )
         return out
 

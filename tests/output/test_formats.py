@@ -272,3 +272,26 @@ def test_import_compat_stays_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_fleet_items_follow_the_fleet_verdict(run: Any) -> None:
+    from tests.output.conftest import ROOT
+
+    dup = sorted(str(p) for p in (ROOT / "tests" / "data" / "fleet" / "dup").glob("*.json"))
+    r = run("fleet", "merge", *FLEET, *dup, "--format", "github")
+    assert r.code == 1
+    lines = r.out.splitlines()
+    drift = [ln for ln in lines if "[fleet.drift]" in ln]
+    assert drift and all(ln.startswith("::error ") for ln in drift)  # drift makes the fleet's verdict "error"
+    (d,) = [ln for ln in lines if "[fleet.duplicate]" in ln]
+    assert d.startswith("::warning title=gpu-a01 reported more than once")
+    assert any(ln.startswith("::error title=gpu-a02%3A Xid 79") for ln in lines)
+
+
+def test_broken_compose_and_k8s_documents_validate(run: Any, in_tmp: Path) -> None:
+    schemas = Path(__file__).resolve().parents[2] / "compat" / "schema"
+    (in_tmp / "pod.yaml").write_text(K8S_BROKEN, encoding="utf-8")
+    doc = json.loads(run("k8s", "pod.yaml", "--json").out)
+    assert doc["findings"] and all(f["line"] >= 1 for f in doc["findings"])
+    v = jsonschema.Draft202012Validator(json.loads((schemas / "k8s.schema.json").read_text(encoding="utf-8")))
+    assert [e.message for e in v.iter_errors(doc)] == []
