@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Optional
+from typing import List, Optional  # noqa: UP035 - typer needs typing.List on Python 3.9
 
 import typer
 
 from compat.commands.common import (
     FAIL_ON_OPT,
+    FORMAT_OPT,
+    IGNORE_OPT,
     JSON_OPT,
     MATRIX_OPT,
+    SELECT_OPT,
     SHOW_SKIPPED_OPT,
-    check_fail_on,
-    emit,
+    emit_report,
     load,
+    options,
 )
 from compat.errors import InputError
 from compat.facts import (
@@ -133,14 +136,17 @@ def register(app: typer.Typer) -> None:
         ),
         json_out: bool = JSON_OPT,
         show_skipped: bool = SHOW_SKIPPED_OPT,
-        fail_on: str = FAIL_ON_OPT,
+        fmt: Optional[str] = FORMAT_OPT,
+        fail_on: Optional[str] = FAIL_ON_OPT,
+        select: List[str] = SELECT_OPT,  # noqa: UP006
+        ignore: List[str] = IGNORE_OPT,  # noqa: UP006
         matrix: Optional[str] = MATRIX_OPT,
     ) -> None:
         """What-if: check a stack described by flags (and/or a snapshot) against the matrix.
 
         Example: compat check --driver 535.104.05 --gpu "RTX 4090" --torch 2.5.1+cu124
         """
-        check_fail_on(fail_on)
+        opts = options(fmt, json_out, fail_on, select, ignore)
         m = load(matrix)
         flags = {
             "driver": driver,
@@ -185,5 +191,5 @@ def register(app: typer.Typer) -> None:
 
             report.skipped[:] = in_doctor_terms(report.skipped, inspected_python(facts.probes))
         raise typer.Exit(
-            emit(report, json_out=json_out, title="compat check", fail_on=fail_on, show_skipped=show_skipped)
+            emit_report(report, opts, title="compat check", kind="report", show_skipped=show_skipped)
         )

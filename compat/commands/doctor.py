@@ -5,18 +5,21 @@ from __future__ import annotations
 import math
 import os
 import sys
-from typing import Any, Optional
+from typing import Any, List, Optional  # noqa: UP035 - typer needs typing.List on Python 3.9
 
 import typer
 
 from compat.commands.common import (
     FAIL_ON_OPT,
+    FORMAT_OPT,
+    IGNORE_OPT,
     JSON_OPT,
     MATRIX_OPT,
+    SELECT_OPT,
     SHOW_SKIPPED_OPT,
-    check_fail_on,
-    emit,
+    emit_report,
     load,
+    options,
 )
 from compat.errors import EXIT_INCOMPATIBLE, EXIT_OK, InputError
 
@@ -51,21 +54,6 @@ def _smoke(
     except InputError as exc:
         return [], None, f"the smoke job could not start: {exc}"
     return list(smoke_findings(result)), result.to_json(), None
-
-
-FORMATS = ("text", "json", "markdown")
-
-
-def output_format(fmt: Optional[str], json_out: bool) -> str:
-    """`--format` (text|json|markdown) and the older `--json`, which means `--format json`."""
-    if fmt is None:
-        return "json" if json_out else "text"
-    f = fmt.strip().lower()
-    if f not in FORMATS:
-        raise InputError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
-    if json_out and f != "json":
-        raise InputError(f"--json and --format {f} disagree: give one of them")
-    return f
 
 
 def _doctor_terms(python: str) -> tuple[tuple[str, str], ...]:
@@ -120,12 +108,9 @@ def register(app: typer.Typer) -> None:
     @app.command("doctor")
     def doctor(
         json_out: bool = JSON_OPT,
-        fmt: Optional[str] = typer.Option(
-            None,
-            "--format",
-            metavar="text|json|markdown",
-            help="Output format; markdown is a report to paste into an issue (--json is --format json).",
-        ),
+        fmt: Optional[str] = FORMAT_OPT,
+        select: List[str] = SELECT_OPT,  # noqa: UP006
+        ignore: List[str] = IGNORE_OPT,  # noqa: UP006
         redact: bool = typer.Option(
             False,
             "--redact",
@@ -149,7 +134,7 @@ def register(app: typer.Typer) -> None:
         require_gpu: bool = typer.Option(
             False, "--require-gpu", help="A missing or unusable GPU is an error."
         ),
-        fail_on: str = FAIL_ON_OPT,
+        fail_on: Optional[str] = FAIL_ON_OPT,
         matrix: Optional[str] = MATRIX_OPT,
         timeout: float = typer.Option(
             5.0,
@@ -167,9 +152,8 @@ def register(app: typer.Typer) -> None:
 
         Example: compat doctor --format markdown --redact > report.md
         """
-        check_fail_on(fail_on)
-        form = output_format(fmt, json_out)
-        json_out = form != "text"  # no progress lines around a document
+        opts = options(fmt, json_out, fail_on, select, ignore)
+        json_out = opts.format != "text"  # no progress lines around a document
         _validate(python, timeout, save_snapshot)
         m = load(matrix)
         from compat.target import find_target
@@ -184,7 +168,7 @@ def register(app: typer.Typer) -> None:
             save_snapshot=save_snapshot,
             progress=not json_out,
         )
-        raise typer.Exit(_emit(report, form, redact=redact, show_skipped=show_skipped, fail_on=fail_on))
+        raise typer.Exit(_emit(report, opts, redact=redact, show_skipped=show_skipped))
 
 
 def doctor_report(
@@ -255,33 +239,35 @@ def snapshot_report(m: Any, path: str) -> Any:
     return report
 
 
-def _emit(report: Any, form: str, *, redact: bool, show_skipped: bool, fail_on: str) -> int:
-    """Print the doctor's report in `form` (text, json, markdown), redacted on request; the exit code."""
+def _emit(report: Any, opts: Any, *, redact: bool, show_skipped: bool) -> int:
+    """Print the doctor's report in the chosen format (text, json, markdown, sarif, github), narrowed by
+    --select/--ignore and redacted on request; the exit code."""
     from compat.findings import at_or_above
+    from compat.output.options import select_report
 
-    code = EXIT_INCOMPATIBLE if at_or_above(report.findings, fail_on) else EXIT_OK
-    if form == "markdown":
+    report = select_report(report, opts)
+    code = EXIT_INCOMPATIBLE if at_or_above(report.findings, opts.fail_on) else EXIT_OK
+    if opts.format == "markdown":
         from compat.report_markdown import doctor_markdown
 
         sys.stdout.write(doctor_markdown(report.to_json(), redact=redact))
         return code
-    if not redact:
-        return emit(
-            report,
-            json_out=form == "json",
-            title="compat doctor",
-            fail_on=fail_on,
-            show_skipped=show_skipped,
-            inventory=True,
+
+    def plain() -> int:
+        return emit_report(
+            report, opts, title="compat doctor", kind="doctor", show_skipped=show_skipped, inventory=True
         )
+
+    if not redact:
+        return plain()
     from compat.redact import Redactor
 
     r = Redactor()
-    if form == "json":
+    if opts.format == "json":
         from compat.render import dumps
 
         sys.stdout.write(dumps(r.document(report.to_json())) + "\n")
-    else:
+    elif opts.format == "text":
         from compat.render import render_text
 
         sys.stdout.write(
@@ -289,4 +275,12 @@ def _emit(report: Any, form: str, *, redact: bool, show_skipped: bool, fail_on: 
                 render_text(report, "compat doctor", sys.stdout, show_skipped=show_skipped, inventory=True)
             )
         )
+    else:  # sarif, github: the rendered document, redacted as text
+        import contextlib
+        import io
+
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            code = plain()
+        sys.stdout.write(r.text(buf.getvalue()))
     return code

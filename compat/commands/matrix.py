@@ -8,7 +8,7 @@ from typing import Any, Optional
 import typer
 from packaging.version import Version
 
-from compat.commands.common import JSON_OPT, MATRIX_OPT, load
+from compat.commands.common import FORMAT_OPT, JSON_OPT, MATRIX_OPT, emit_document, load, options
 from compat.errors import EXIT_OK, EXIT_USAGE, InputError, MatrixError
 from compat.matrix import Matrix, load_matrix, resolve_matrix_dir
 from compat.versions import parse_dotted, parse_version, python_wheel_tag
@@ -26,15 +26,6 @@ def _not_found(m: Matrix, subject: str, key: str) -> InputError:
     near = m.nearest_keys(subject, key)
     hint = f"; nearest known: {', '.join(near)}" if near else ""
     return InputError(f"no {subject} {key!r} in the matrix (updated {m.updated_date}){hint}")
-
-
-def _out(doc: dict[str, Any], json_out: bool, lines: list[str]) -> None:
-    from compat.render import dumps
-
-    if json_out:
-        sys.stdout.write(dumps(doc) + "\n")
-    else:
-        sys.stdout.write("\n".join(lines) + "\n")
 
 
 def cuda_row(m: Matrix, key: str) -> dict[str, Any]:
@@ -309,6 +300,7 @@ def register(app: typer.Typer) -> None:
             def lookup(
                 key: Optional[str] = typer.Argument(None, metavar="KEY"),
                 json_out: bool = JSON_OPT,
+                fmt: Optional[str] = FORMAT_OPT,
                 matrix: Optional[str] = MATRIX_OPT,
                 newest_default: bool = typer.Option(
                     False,
@@ -325,11 +317,12 @@ def register(app: typer.Typer) -> None:
                     None, "--python", metavar="X.Y", help="With --newest-default: for this Python."
                 ),
             ) -> None:
+                opts = options(fmt, json_out)
                 m = load(matrix)
                 key = _framework_key(m, subject, key, newest_default, oldest_for_python, python)
-                doc = fn(m, key)
-                _out(doc, json_out, _lines(doc, f"{label} {doc.get('version') or doc.get('name')}"))
-                raise typer.Exit(EXIT_OK)
+                from compat.output.documents import MatrixRowDocument
+
+                raise typer.Exit(emit_document(MatrixRowDocument(subject, fn(m, key), label), opts))
 
         make()
 

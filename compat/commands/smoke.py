@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-from typing import Any, Optional
+from typing import Optional
 
 import typer
 
-from compat.commands.common import JSON_OPT
+from compat.commands.common import FORMAT_OPT, JSON_OPT, emit_document
+from compat.commands.common import options as output_options
 from compat.smoke.result import DEFAULT_BATCH, DEFAULT_STEPS, DEFAULT_TIMEOUT
-
-
-def _with_interpreter(text: str, target: Any) -> str:
-    """The report's header line, then the interpreter it trained with."""
-    from compat._text import sanitize
-    from compat.target import header_line
-
-    head, nl, rest = text.partition("\n")
-    return f"{head}\n{sanitize(header_line(target.to_json()))}{nl}{rest}"
 
 
 def register(app: typer.Typer) -> None:
@@ -58,6 +49,7 @@ def register(app: typer.Typer) -> None:
             help="Train with this interpreter (default: $VIRTUAL_ENV, else $CONDA_PREFIX, else the python3 on PATH).",
         ),
         json_out: bool = JSON_OPT,
+        fmt: Optional[str] = FORMAT_OPT,
         distributed: bool = typer.Option(
             False,
             "--distributed",
@@ -76,15 +68,16 @@ def register(app: typer.Typer) -> None:
         Example: compat smoke --framework torch --device cuda --amp
         """
         from compat.errors import InputError
-        from compat.smoke import SmokeOptions, render_text, run_smoke
+        from compat.output.documents import SmokeDocument
+        from compat.smoke import SmokeOptions, run_smoke
         from compat.target import find_target
 
+        opts = output_options(fmt, json_out)
         target = find_target(python)
         python = target.argument
 
         if distributed:
-            from compat.smoke.distributed import exit_code, run_distributed_result
-            from compat.smoke.distributed import render_text as distributed_text
+            from compat.smoke.distributed import run_distributed_result
 
             if framework not in ("auto", "torch"):
                 raise InputError("--distributed trains with PyTorch: use --framework torch (or auto)")
@@ -96,13 +89,9 @@ def register(app: typer.Typer) -> None:
                 dist = run_distributed_result(
                     nproc, device, timeout, steps, python=python, batch_size=batch_size
                 )
-            if json_out:
-                from compat.render import dumps
-
-                sys.stdout.write(dumps({**dist.to_json(), "interpreter": target.to_json()}) + "\n")
-            else:
-                sys.stdout.write(_with_interpreter(distributed_text(dist, sys.stdout), target))
-            raise typer.Exit(exit_code(dist.to_json()))
+            raise typer.Exit(
+                emit_document(SmokeDocument(dist, distributed=True, interpreter=target.to_json()), opts)
+            )
         if nproc is not None:
             raise InputError("--nproc needs --distributed")
 
@@ -121,10 +110,4 @@ def register(app: typer.Typer) -> None:
         what = "searching the largest batch" if find_max_batch else "training a tiny CNN"
         with Progress(f"compat smoke: {what} ({framework}, {device}; timeout {timeout:g} s)"):
             result = run_smoke(options)
-        if json_out:
-            from compat.render import dumps
-
-            sys.stdout.write(dumps({**result.to_json(), "interpreter": target.to_json()}) + "\n")
-        else:
-            sys.stdout.write(_with_interpreter(render_text(result, sys.stdout), target))
-        raise typer.Exit(result.exit_code)
+        raise typer.Exit(emit_document(SmokeDocument(result, interpreter=target.to_json()), opts))

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Optional
 
 import typer
 
 from compat.commands.check import resolve_gpu_name
-from compat.commands.common import JSON_OPT, MATRIX_OPT, load
-from compat.errors import EXIT_OK
+from compat.commands.common import FORMAT_OPT, JSON_OPT, MATRIX_OPT, emit_document, load, options
 from compat.facts import Facts, apply_flags, apply_overrides, host_os, make_fact
 
 
@@ -48,15 +46,17 @@ def register(app: typer.Typer) -> None:
             False, "--no-probe", help="Do not fill missing facts from this machine."
         ),
         json_out: bool = JSON_OPT,
+        fmt: Optional[str] = FORMAT_OPT,
         matrix: Optional[str] = MATRIX_OPT,
     ) -> None:
         """Which PyTorch, TensorFlow and JAX to install here, with the exact command, and what blocks newer ones.
 
         Example: compat suggest --driver 535.104.05 --gpu "RTX 4090"
         """
-        from compat.render import dumps
-        from compat.suggest import render_suggestion, suggest
+        from compat.output.documents import SuggestionDocument
+        from compat.suggest import suggest
 
+        opts = options(fmt, json_out)
         m = load(matrix)
         flags = {
             k: v
@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
             if v is not None
         }
         resolve_gpu_name(m, gpu, cc)
-        from compat.target import find_target, header_line
+        from compat.target import find_target
 
         target = None if no_probe else find_target(None)
         base = Facts() if target is None else apply_overrides(_live_facts(target.argument))
@@ -78,15 +78,5 @@ def register(app: typer.Typer) -> None:
             base = base.with_values({"os": make_fact("os", host_os(), "this machine")})
         facts = apply_flags(base, flags)
         s = suggest(facts, m)
-        if json_out:
-            doc = s.to_json()
-            doc["facts"] = facts.to_json()
-            if target is not None:
-                doc["interpreter"] = target.to_json()
-            sys.stdout.write(dumps(doc) + "\n")
-        else:
-            from compat._text import sanitize
-
-            head = "" if target is None else sanitize(header_line(target.to_json())) + "\n"
-            sys.stdout.write(head + render_suggestion(s))
-        raise typer.Exit(EXIT_OK)
+        doc = SuggestionDocument(s, facts.to_json(), interpreter=None if target is None else target.to_json())
+        raise typer.Exit(emit_document(doc, opts))
