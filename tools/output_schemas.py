@@ -23,6 +23,12 @@ INT_NULL = {"type": ["integer", "null"]}
 NUM_NULL = {"type": ["number", "null"]}
 BOOL_NULL = {"type": ["boolean", "null"]}
 OBJ = {"type": "object"}
+INTERPRETER = {
+    "type": "object",
+    "description": "The interpreter whose environment was inspected (--python, $VIRTUAL_ENV, $CONDA_PREFIX or PATH)",
+    "required": ["python", "reason"],
+    "properties": {"python": {"type": "string"}, "reason": {"type": "string"}},
+}
 STRS = {"type": "array", "items": {"type": "string"}}
 
 FIX = {
@@ -141,6 +147,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         {
             **REPORT_PROPS,
             "host": {"type": "string"},
+            "interpreter": INTERPRETER,
             "probes": OBJ,
             "gpus": {"type": ["array", "null"], "items": OBJ},
             "smoke": OBJ,
@@ -253,7 +260,9 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         },
         ["status", "diagnoses"],
     ),
-    "smoke": doc("smoke", "compat smoke --json (one training run)", SMOKE_PROPS, SMOKE_REQ),
+    "smoke": doc(
+        "smoke", "compat smoke --json (one training run)", {**SMOKE_PROPS, "interpreter": INTERPRETER}, SMOKE_REQ
+    ),
     "smoke-distributed": doc(
         "smoke-distributed",
         "compat smoke --distributed --json (DDP across local GPUs, or 2 CPU ranks)",
@@ -262,6 +271,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "world_size": {"type": ["integer", "null"]},
             "backend": STR_NULL,
             "ranks": {"type": "array", "items": OBJ},
+            "interpreter": INTERPRETER,
         },
         SMOKE_REQ,
     ),
@@ -370,6 +380,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "unavailable": {"type": "object", "additionalProperties": {"type": "string"}},
             "manual": {"type": "object", "additionalProperties": {"type": "string"}},
             "facts": OBJ,
+            "interpreter": INTERPRETER,
         },
         ["torch", "tensorflow", "jax", "blocked", "unavailable", "manual", "facts"],
     ),
