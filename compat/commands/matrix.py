@@ -320,7 +320,7 @@ def register(app: typer.Typer) -> None:
                 opts = options(fmt, json_out)
                 m = load(matrix)
                 key = _framework_key(m, subject, key, newest_default, oldest_for_python, python)
-                from compat.output.documents import MatrixRowDocument
+                from compat.output.records import MatrixRowDocument
 
                 raise typer.Exit(emit_document(MatrixRowDocument(subject, fn(m, key), label), opts))
 

@@ -7,9 +7,9 @@ from dataclasses import replace
 from typing import Any
 
 from compat.dockerfile.checks import check_stage, stage_facts
-from compat.dockerfile.jaxinstall import candidate_facts
+from compat.dockerfile.jaxchecks import candidate_facts
+from compat.dockerfile.jaxchecks import stage_checks as jax_stage_checks
 from compat.dockerfile.jaxinstall import derive as derive_jax
-from compat.dockerfile.jaxinstall import stage_checks as jax_stage_checks
 from compat.dockerfile.model import (
     CPU_WHEEL,
     Options,

@@ -160,8 +160,8 @@ def explain_last(
     """`compat explain --last`: the verdict of the newest record (a run, a watch or a notebook kernel)."""
     from compat.errors import InputError
     from compat.output import SCHEMA_VERSION
-    from compat.output.documents import RunVerdictDocument
     from compat.output.emit import emit
+    from compat.output.records import RunVerdictDocument
 
     found = store.latest(environ)
     if found is None:
