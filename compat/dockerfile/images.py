@@ -457,6 +457,11 @@ def validate_document(doc: Any) -> list[str]:
             if key in seen:
                 out.append(f"{where}: duplicate {i} release {key[0]}")
             seen.add(key)
+    for where, row in _rows(doc, "stale_apt_key", out):
+        _check_str(row, "image", where, out, required=True)
+        _check_str(row, "evidence", where, out, required=True)
+        _check_str(row, "source", where, out, required=True)
+        _check_str(row, "torch_below", where, out, pattern=_DOTTED)
     for where, row in _rows(doc, "tensorflow_images", out):
         _check_str(row, "version", where, out, required=True, pattern=_DOTTED)
         _check_str(row, "python", where, out, pattern=py)

@@ -33,6 +33,7 @@ COMPAT_LIBS = "dockerfile.compat-libs"
 NO_CUDNN = "dockerfile.no-cudnn"
 DELETED_TAG = "dockerfile.deleted-tag"
 CPU_BASE = "dockerfile.cpu-base"
+APT_KEY = "dockerfile.apt-key"
 CHECK_IDS = (
     BASE_UNKNOWN,
     ARG_UNSET,
@@ -55,6 +56,7 @@ CHECK_IDS = (
     NO_CUDNN,
     DELETED_TAG,
     CPU_BASE,
+    APT_KEY,
 )
 
 PIP_CUDA_COST = "the pip nvidia-* wheels add about 2-3 GB"
@@ -131,7 +133,8 @@ class Event:
     forward-compatibility libraries, packages that need cuDNN)."""
 
     kind: str
-    """companion | flash-attn-wheel | get-pip-url | get-pip-run | compat-libs | needs-cudnn"""
+    """companion | flash-attn-wheel | get-pip-url | get-pip-run | compat-libs | needs-cudnn | apt-update |
+    apt-key-fix"""
     line: int
     what: str
     """The package, URL or path concerned."""

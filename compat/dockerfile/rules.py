@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from compat.dockerfile import aptkey
 from compat.dockerfile.installs import _PIP_VALUE_OPTS
 from compat.dockerfile.model import COMPANION, COMPAT_LIBS, GET_PIP, NO_CUDNN, Event, Options, Stage
 from compat.dockerfile.parser import UNSET
@@ -175,6 +176,7 @@ def record(st: Stage, cmd: Command, line: int) -> None:
     if not argv:
         return
     head = os.path.basename(argv[0])
+    aptkey.record(st, argv, line, cmd.branch)
     torch_now = st.torch.raw if st.torch is not None else None
     for a in argv[1:]:
         m = GET_PIP_URL.search(a)
@@ -259,6 +261,7 @@ def _newest_torch(m: Matrix) -> Version | None:
 def check_rules(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding | Skip]:
     if not st.events:
         return
+    yield from aptkey.check(st, m)
     newest = _newest_torch(m)
     url_event: Event | None = None
     for ev in st.events:

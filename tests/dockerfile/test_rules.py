@@ -365,3 +365,76 @@ def test_flash_attn_wheel_against_torch(
         assert got == []
         return
     assert len(got) == 1 and got[0].severity == "error" and want in got[0].title and got[0].line == 3
+
+
+@pytest.mark.parametrize(
+    "text,line",
+    [
+        # open-mmlab/mmpose docker/Dockerfile before 21ee0395 (tests/data/dockerfile/wild), shortened.
+        (
+            'ARG PYTORCH="1.6.0"\nARG CUDA="10.1"\nFROM pytorch/pytorch:${PYTORCH}-cuda${CUDA}-cudnn7-devel\n'
+            "RUN apt-get update && apt-get install -y git\n",
+            4,
+        ),
+        # the key is fetched after the update: too late
+        (
+            "FROM pytorch/pytorch:1.9.0-cuda11.1-cudnn8-devel\nRUN apt update\n"
+            "RUN apt-key adv --fetch-keys https://developer.download.nvidia.com/compute/cuda/repos/ubuntu1804/"
+            "x86_64/3bf863cc.pub\n",
+            2,
+        ),
+        # a later stage FROM the stale stage runs its own update
+        (
+            "FROM pytorch/pytorch:1.8.1-cuda10.2-cudnn7-devel AS base\nRUN pip install numpy\n"
+            "FROM base\nRUN apt-get -y update\n",
+            4,
+        ),
+    ],
+)
+def test_apt_key_rotation_on_stale_pytorch_devel_base(
+    write_df: Callable[..., Path], dmatrix: Any, text: str, line: int
+) -> None:
+    rep = _check(write_df, dmatrix, text)
+    errs = [f for f in rep.findings if f.id == "dockerfile.apt-key"]
+    assert [(f.severity, f.line) for f in errs] == [("error", line)]
+    assert "NO_PUBKEY A4B469963BF863CC" in errs[0].message
+    assert any(fx.command and "sources.list.d/cuda.list" in fx.command for fx in errs[0].fixes)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # new key fetched first (the fixed mmpose file)
+        "FROM pytorch/pytorch:1.6.0-cuda10.1-cudnn7-devel\n"
+        "RUN apt-key adv --fetch-keys https://developer.download.nvidia.com/compute/cuda/repos/ubuntu1804/x86_64/"
+        "3bf863cc.pub\nRUN apt-get update\n",
+        # stale lists removed in the same RUN (open-mmlab/mmdetection3d@3e965912)
+        "FROM pytorch/pytorch:1.9.0-cuda11.1-cudnn8-devel\n"
+        "RUN rm /etc/apt/sources.list.d/cuda.list && rm /etc/apt/sources.list.d/nvidia-ml.list && apt-get update\n",
+        # cuda-keyring installed
+        "FROM pytorch/pytorch:1.10.0-cuda11.3-cudnn8-devel\n"
+        "RUN wget https://developer.download.nvidia.com/compute/cuda/repos/ubuntu1804/x86_64/cuda-keyring_1.0-1_all.deb"
+        " && dpkg -i cuda-keyring_1.0-1_all.deb && apt-get update\n",
+        # runtime images are plain ubuntu (no NVIDIA apt lists); 1.12+ is not listed (unknown)
+        "FROM pytorch/pytorch:1.6.0-cuda10.1-cudnn7-runtime\nRUN apt-get update\n",
+        "FROM pytorch/pytorch:1.12.1-cuda11.3-cudnn8-devel\nRUN apt-get update\n",
+        # no update at all
+        "FROM pytorch/pytorch:1.6.0-cuda10.1-cudnn7-devel\nRUN pip install mmcv\n",
+    ],
+)
+def test_apt_key_rotation_not_claimed(write_df: Callable[..., Path], dmatrix: Any, text: str) -> None:
+    rep = _check(write_df, dmatrix, text)
+    assert "dockerfile.apt-key" not in _ids(rep)
+
+
+def test_stale_apt_key_rows_are_validated() -> None:
+    from compat.dockerfile.images import validate_document
+
+    doc: dict[str, Any] = {
+        "updated": DAY,
+        "stale_apt_key": [{"image": "pytorch/pytorch", "torch_below": 1.12}],
+    }
+    problems = validate_document(doc)
+    assert any("missing 'source'" in p for p in problems)
+    assert any("missing 'evidence'" in p for p in problems)
+    assert any("'torch_below' must be a quoted string" in p for p in problems)
