@@ -438,3 +438,16 @@ def test_stale_apt_key_rows_are_validated() -> None:
     assert any("missing 'source'" in p for p in problems)
     assert any("missing 'evidence'" in p for p in problems)
     assert any("'torch_below' must be a quoted string" in p for p in problems)
+
+
+def test_torch_2_10_cu129_build_exists(write_df: Callable[..., Path]) -> None:
+    # huggingface/diffusers docker/diffusers-pytorch-cuda at 537b7fc5 (tests/data/dockerfile/wild): the cu129
+    # build of 2.10.0 is not in RELEASE.md but is published (the shipped pytorch.yaml cites the PyTorch issues).
+    from compat.matrix import load_matrix
+
+    shipped = load_matrix(Path(__file__).resolve().parents[2] / "matrix")
+    head = "FROM python:3.10-slim\nRUN pip install torch==2.10.0 --index-url "
+    ok = _check(write_df, shipped, head + "https://download.pytorch.org/whl/cu129\n")
+    assert "dockerfile.index-tag" not in _ids(ok)
+    bad = _check(write_df, shipped, head + "https://download.pytorch.org/whl/cu124\n")
+    assert _ids(bad).get("dockerfile.index-tag") == [2]
