@@ -257,7 +257,9 @@ def _cuda_image(name: str, tag: str, doc: Mapping[str, Any]) -> BaseStack:
     if cudnn_tag:
         digits = cudnn_tag[len("cudnn") :]
         cudnn_major = int(digits) if digits else _int(nv.get("cudnn_unnumbered_major"))
-        row = _find(nv.get("cudnn"), "cuda", cuda_mm, extra=("tag", cudnn_tag))
+        row = _find(nv.get("cudnn"), "cuda", cuda, extra=("tag", cudnn_tag)) or _find(
+            nv.get("cudnn"), "cuda", cuda_mm, extra=("tag", cudnn_tag)
+        )
         if row is not None:
             cudnn = _s(row, "cudnn")
     python = None

@@ -20,7 +20,7 @@ def raw() -> dict[str, Any]:
 
 def test_shipped_images_yaml_is_valid(raw: dict[str, Any]) -> None:
     assert validate_document(raw["images.yaml"]) == []
-    assert str(raw["images.yaml"]["updated"]) == "2026-11-23"
+    assert str(raw["images.yaml"]["updated"]) == "2026-11-27"
 
 
 def test_registered_in_matrix_extra_validators() -> None:
@@ -91,7 +91,8 @@ def test_nvidia_cuda_tags(
 
 def test_cudnn8_tag_gets_its_minor_from_data(raw: dict[str, Any]) -> None:
     assert infer(parse_ref("nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04"), raw).cudnn == "8.9"
-    assert infer(parse_ref("nvidia/cuda:11.3.1-cudnn8-runtime-ubuntu20.04"), raw).cudnn is None
+    assert infer(parse_ref("nvidia/cuda:11.3.1-cudnn8-runtime-ubuntu20.04"), raw).cudnn == "8.2"
+    assert infer(parse_ref("nvidia/cuda:10.1-cudnn7-runtime-ubuntu18.04"), raw).cudnn is None
 
 
 @pytest.mark.parametrize(
@@ -103,7 +104,17 @@ def test_cudnn8_tag_gets_its_minor_from_data(raw: dict[str, Any]) -> None:
         ("12.4.1-cudnn-runtime-ubuntu22.04", "9.1", 9),
         ("12.6.3-cudnn-devel-ubuntu22.04", "9.5", 9),
         ("12.8.1-cudnn-runtime-ubuntu22.04", "9.8", 9),
-        ("12.5.1-cudnn-runtime-ubuntu22.04", None, 9),  # no row read: major from the tag, minor unknown
+        ("11.0.3-cudnn8-runtime-ubuntu20.04", "8.0", 8),
+        ("11.2.2-cudnn8-devel-ubuntu20.04", "8.1", 8),
+        ("11.5.2-cudnn8-runtime-ubuntu20.04", "8.3", 8),
+        ("12.0.1-cudnn8-devel-ubuntu22.04", "8.8", 8),
+        ("12.3.2-cudnn9-runtime-ubuntu22.04", "9.0", 9),
+        ("12.5.1-cudnn-runtime-ubuntu22.04", "9.2", 9),
+        # a row for one patch release wins over the major.minor row
+        ("12.9.0-cudnn-runtime-ubuntu22.04", "9.9", 9),
+        ("12.9.1-cudnn-runtime-ubuntu24.04", "9.10", 9),
+        ("13.0.0-cudnn-devel-ubuntu24.04", "9.12", 9),
+        ("13.0.2-cudnn-runtime-ubuntu24.04", None, 9),  # no row read: major from the tag, minor unknown
     ],
 )
 def test_cudnn_of_nvidia_cuda_tags(raw: dict[str, Any], tag: str, cudnn: str | None, major: int) -> None:
