@@ -451,3 +451,29 @@ def test_torch_2_10_cu129_build_exists(write_df: Callable[..., Path]) -> None:
     assert "dockerfile.index-tag" not in _ids(ok)
     bad = _check(write_df, shipped, head + "https://download.pytorch.org/whl/cu124\n")
     assert _ids(bad).get("dockerfile.index-tag") == [2]
+
+
+WILD_FILES = Path(__file__).resolve().parents[1] / "data" / "dockerfile" / "wild" / "files"
+
+
+def test_unpinned_torch_that_resolves_past_the_base_cuda_major(write_df: Callable[..., Path]) -> None:
+    # huggingface/diffusers docker/diffusers-pytorch-gpu at d463c797 (wild corpus): `pip install torch` with the
+    # cu116 extra index on nvidia/cuda:11.7.1 (Python 3.8). Built today pip takes PyPI's newest torch for 3.8,
+    # a CUDA 12 build: a warning that names it and a CUDA 11 torch to pin instead.
+    from compat.matrix import load_matrix
+
+    shipped = load_matrix(Path(__file__).resolve().parents[2] / "matrix")
+    real = WILD_FILES / "diffusers--docker-diffusers-pytorch-gpu-dockerfile--d463c797.Dockerfile"
+    rep = check_dockerfile(real, shipped, today=DAY)
+    (f,) = [f for f in rep.findings if f.id == "dockerfile.unpinned"]
+    assert (f.severity, f.line) == ("warning", 24)
+    assert f.facts["base_cuda"] == "11.7.1" and f.facts["torch_cuda"].startswith("12.")
+    assert f"torch {f.facts['torch']}" in f.title and "driver" in f.message
+    assert (
+        f.fixes[0].command is not None
+        and "--index-url https://download.pytorch.org/whl/cu11" in f.fixes[0].command
+    )
+    # the same unpinned install on a base of the CUDA major it resolves to, or on a CPU base: the info note only
+    for base in ("nvidia/cuda:13.0.2-runtime-ubuntu24.04", "python:3.10-slim"):
+        rep = _check(write_df, shipped, f"FROM {base}\nRUN pip install torch\n")
+        assert [x.severity for x in rep.findings if x.id == "dockerfile.unpinned"] == ["info"], base
