@@ -117,6 +117,19 @@ def test_deleted_tag(write_df: Callable[..., Path], dmatrix: Any) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "image,gone",
+    [
+        ("nvidia/cuda:11.4.0-cudnn8-devel-ubuntu20.04", True),
+        ("nvidia/cuda:11.4.2-devel-ubuntu20.04", True),
+        ("nvidia/cuda:11.4.3-devel-ubuntu20.04", False),  # no report read: not assumed gone
+    ],
+)
+def test_deleted_cuda_11_4_tags(write_df: Callable[..., Path], dmatrix: Any, image: str, gone: bool) -> None:
+    rep = _check(write_df, dmatrix, f"FROM {image}\n")
+    assert ("dockerfile.deleted-tag" in _ids(rep)) is gone
+
+
 def test_driver_branch_default_and_override(write_df: Callable[..., Path], dmatrix: Any) -> None:
     text = "FROM nvidia/cuda:13.1.0-runtime-ubuntu24.04\n"
     rep = _check(write_df, dmatrix, text)
