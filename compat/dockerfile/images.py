@@ -28,6 +28,10 @@ _PYTORCH_TAG_RE = re.compile(
 )
 _TF_TAG_RE = re.compile(r"^(?P<tf>\d{1,4}\.\d{1,4}(?:\.\d{1,4})?(?:rc\d{1,4})?)-gpu(?:-jupyter)?$")
 _NGC_RE = re.compile(r"^(?P<release>\d{2}\.\d{2})-(?:(?P<tf>tf[12])-)?py3(?:-.*)?$")
+_DL_BASE_RE = re.compile(
+    r"^(?P<release>\d{2}\.\d{2})-cuda(?P<cuda>\d{1,4}\.\d{1,4})-(?P<flavour>devel|runtime|base)"
+    r"-(?P<os>ubuntu\d{2}\.\d{2})$"
+)
 _PYTHON_TAG_RE = re.compile(r"^(?P<py>3\.\d{1,2})(?:\.\d+)?(?:[a-z]+\d*)?(?:-.*)?$")
 
 
@@ -68,7 +72,8 @@ class BaseStack:
 
     image: str
     kind: str
-    """cuda | pytorch | tensorflow | ngc-pytorch | ngc-tensorflow | python | os | conda | scratch | unknown"""
+    """cuda | pytorch | tensorflow | ngc-pytorch | ngc-tensorflow | ngc-base | python | os | conda | scratch |
+    unknown"""
     cuda: str | None = None
     """System CUDA toolkit/runtime of the image (None: none, or unknown when `known` is False)."""
     flavour: str | None = None
@@ -174,6 +179,24 @@ def infer(ref: ImageRef, raw: Mapping[str, Any]) -> BaseStack:
                 os=_s(row, "os"),
                 source=_s(row, "source") or "",
                 notes=("the image carries the CUDA and cuDNN its TensorFlow was built with",),
+            )
+    if repo == "nvcr.io/nvidia/cuda-dl-base" and tag is not None:
+        m = _DL_BASE_RE.match(tag)
+        if m is not None:
+            # NGC's CUDA deep-learning base (YY.MM-cudaX.Y-devel-ubuntuNN.NN): the tag spells the CUDA release, the
+            # flavour and the OS, read by rule as nvidia/cuda tags are; its cuDNN and Python are not inferred.
+            return BaseStack(
+                name,
+                "ngc-base",
+                cuda=m.group("cuda"),
+                flavour=m.group("flavour"),
+                cudnn_major=None,
+                os=m.group("os"),
+                source="https://catalog.ngc.nvidia.com/orgs/nvidia/containers/cuda-dl-base",
+                notes=(
+                    f"NGC cuda-dl-base {m.group('release')}: CUDA {m.group('cuda')} from the tag; its cuDNN, "
+                    "NCCL and Python versions are not inferred",
+                ),
             )
     if repo in ("nvcr.io/nvidia/pytorch", "nvcr.io/nvidia/tensorflow") and tag is not None:
         m = _NGC_RE.match(tag)

@@ -152,3 +152,35 @@ def test_python_and_os_images(raw: dict[str, Any]) -> None:
     ub = infer(parse_ref("ubuntu:22.04"), raw)
     assert ub.kind == "os" and ub.os == "ubuntu22.04" and ub.cuda is None
     assert infer(parse_ref("tensorflow/tensorflow:2.15.0-gpu"), raw).tensorflow == "2.15.0"
+
+
+def test_ngc_cuda_dl_base_tag_is_read_by_rule(raw: dict[str, Any]) -> None:
+    st = infer(parse_ref("nvcr.io/nvidia/cuda-dl-base:25.06-cuda12.9-devel-ubuntu24.04"), raw)
+    assert (st.kind, st.cuda, st.flavour, st.os, st.nvcc, st.known) == (
+        "ngc-base",
+        "12.9",
+        "devel",
+        "ubuntu24.04",
+        True,
+        True,
+    )
+    assert st.cudnn_major is None and st.python is None  # not inferred: unknown, not "none"
+    rt = infer(parse_ref("nvcr.io/nvidia/cuda-dl-base:25.10-cuda13.0-runtime-ubuntu24.04"), raw)
+    assert (rt.cuda, rt.nvcc) == ("13.0", False)
+    odd = infer(parse_ref("nvcr.io/nvidia/cuda-dl-base:latest-devel"), raw)
+    assert not odd.known
+
+
+def test_ngc_cuda_dl_base_nvcc_against_torch(tmp_path: Path) -> None:
+    from compat.dockerfile import check_dockerfile
+    from compat.matrix import load_matrix
+
+    shipped = load_matrix(Path(__file__).resolve().parents[2] / "matrix")
+    df = tmp_path / "Dockerfile"
+    df.write_text(
+        "FROM nvcr.io/nvidia/cuda-dl-base:25.12-cuda13.1-devel-ubuntu24.04\n"
+        "RUN apt-get update && apt-get install -y python3-pip\nRUN pip install torch==2.8.0\n"
+        "RUN pip install flash-attn --no-build-isolation\n"
+    )
+    ids = {f.id for f in check_dockerfile(df, shipped).findings if f.severity == "error"}
+    assert "dockerfile.nvcc-torch" in ids
