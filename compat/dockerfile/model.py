@@ -34,6 +34,7 @@ NO_CUDNN = "dockerfile.no-cudnn"
 DELETED_TAG = "dockerfile.deleted-tag"
 CPU_BASE = "dockerfile.cpu-base"
 APT_KEY = "dockerfile.apt-key"
+BUILD_ISOLATION = "dockerfile.build-isolation"
 CHECK_IDS = (
     BASE_UNKNOWN,
     ARG_UNSET,
@@ -57,6 +58,7 @@ CHECK_IDS = (
     DELETED_TAG,
     CPU_BASE,
     APT_KEY,
+    BUILD_ISOLATION,
 )
 
 PIP_CUDA_COST = "the pip nvidia-* wheels add about 2-3 GB"
@@ -134,7 +136,7 @@ class Event:
 
     kind: str
     """companion | flash-attn-wheel | get-pip-url | get-pip-run | compat-libs | needs-cudnn | apt-update |
-    apt-key-fix"""
+    apt-key-fix | build-isolation"""
     line: int
     what: str
     """The package, URL or path concerned."""

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from compat.dockerfile import aptkey
+from compat.dockerfile import aptkey, buildiso
 from compat.dockerfile.installs import _PIP_VALUE_OPTS
 from compat.dockerfile.model import COMPANION, COMPAT_LIBS, GET_PIP, NO_CUDNN, Event, Options, Stage
 from compat.dockerfile.parser import UNSET
@@ -199,6 +199,7 @@ def record(st: Stage, cmd: Command, line: int) -> None:
     if parsed is None:
         return
     reqs, no_deps = parsed
+    buildiso.record(st, argv, reqs, line, cmd.branch, cmd.env)
     names = [_name_version(r) for r in dict.fromkeys(reqs) if UNSET not in r]  # 1 MB of one requirement: once
     with_torch = any(n == "torch" for n, _, _ in names)
     pinned = [v for n, v, _ in names if n == "torch" and v]
@@ -262,6 +263,7 @@ def check_rules(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding | Skip]
     if not st.events:
         return
     yield from aptkey.check(st, m)
+    yield from buildiso.check(st)
     newest = _newest_torch(m)
     url_event: Event | None = None
     for ev in st.events:

@@ -490,3 +490,37 @@ def test_unpinned_torch_that_resolves_past_the_base_cuda_major(write_df: Callabl
     for base in ("nvidia/cuda:13.0.2-runtime-ubuntu24.04", "python:3.10-slim"):
         rep = _check(write_df, shipped, f"FROM {base}\nRUN pip install torch\n")
         assert [x.severity for x in rep.findings if x.id == "dockerfile.unpinned"] == ["info"], base
+
+
+@pytest.mark.parametrize(
+    "run,flagged",
+    [
+        ("pip install flash-attn==2.7.4.post1", True),
+        ("python3 -m pip --no-cache-dir install flash_attn", True),
+        ("uv pip install --system git+https://github.com/Dao-AILab/flash-attention.git@v2.8.3", True),
+        # huggingface/peft docker/peft-gpu before 070af1d3 (tests/data/dockerfile/wild)
+        ("conda run -n peft pip install git+https://github.com/NetEase-FuXi/EETQ.git", True),
+        ("pip install flash-attn --no-build-isolation", False),
+        ("uv pip install --system --no-build-isolation-package flash-attn flash-attn", False),
+        ("PIP_NO_BUILD_ISOLATION=0 pip install flash-attn", False),
+        (
+            "pip install https://github.com/Dao-AILab/flash-attention/releases/download/v2.7.4.post1/"
+            "flash_attn-2.7.4.post1+cu12torch2.6cxx11abiFALSE-cp310-cp310-linux_x86_64.whl",
+            False,
+        ),
+        ("pip install xformers", False),
+    ],
+)
+def test_build_isolation_for_extensions_that_import_torch(
+    write_df: Callable[..., Path], dmatrix: Any, run: str, flagged: bool
+) -> None:
+    rep = _check(
+        write_df,
+        dmatrix,
+        f"FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN pip install torch==2.6.0\nRUN {run}\n",
+    )
+    errs = [f for f in rep.findings if f.id == "dockerfile.build-isolation"]
+    assert [(f.severity, f.line) for f in errs] == ([("error", 3)] if flagged else [])
+    if flagged:
+        assert "No module named 'torch'" in errs[0].message
+        assert errs[0].fixes[0].command is not None and "--no-build-isolation" in errs[0].fixes[0].command

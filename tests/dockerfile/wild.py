@@ -33,6 +33,7 @@ CLASS_IDS: dict[str, tuple[str, ...]] = {
     "arch-list": ("dockerfile.arch-list",),
     "cuda-runtime-missing": ("dockerfile.no-cuda-runtime",),
     "apt-key-rotation": ("dockerfile.apt-key",),
+    "build-isolation": ("dockerfile.build-isolation",),
 }
 
 
