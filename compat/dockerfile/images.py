@@ -150,6 +150,7 @@ def infer(ref: ImageRef, raw: Mapping[str, Any]) -> BaseStack:
             torch = m.group("torch")
             cu = m.group("cuda")
             devel = m.group("flavour") == "devel"
+            prow = _find(doc.get("pytorch_images"), "version", torch)
             return BaseStack(
                 name,
                 "pytorch",
@@ -158,8 +159,8 @@ def infer(ref: ImageRef, raw: Mapping[str, Any]) -> BaseStack:
                 cudnn_major=int(m.group("cudnn")) if devel else 0,
                 torch=torch,
                 torch_cuda=cu,
-                python=None,
-                python_how="",
+                python=_s(prow, "python"),
+                python_how=f"the image's conda Python ({name})" if _s(prow, "python") else "",
                 source="https://github.com/pytorch/pytorch/blob/main/docker.Makefile",
                 notes=(
                     "runtime images are ubuntu with torch's own CUDA libraries; devel images are "
@@ -487,6 +488,9 @@ def validate_document(doc: Any) -> list[str]:
         _check_str(row, "evidence", where, out, required=True)
         _check_str(row, "source", where, out, required=True)
         _check_str(row, "torch_below", where, out, pattern=_DOTTED)
+    for where, row in _rows(doc, "pytorch_images", out):
+        _check_str(row, "version", where, out, required=True, pattern=_DOTTED)
+        _check_str(row, "python", where, out, required=True, pattern=py)
     for where, row in _rows(doc, "tensorflow_images", out):
         _check_str(row, "version", where, out, required=True, pattern=_DOTTED)
         _check_str(row, "python", where, out, pattern=py)

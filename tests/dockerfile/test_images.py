@@ -184,3 +184,15 @@ def test_ngc_cuda_dl_base_nvcc_against_torch(tmp_path: Path) -> None:
     )
     ids = {f.id for f in check_dockerfile(df, shipped).findings if f.severity == "error"}
     assert "dockerfile.nvcc-torch" in ids
+
+
+def test_pytorch_image_python_where_a_row_says_it(raw: dict[str, Any]) -> None:
+    st = infer(parse_ref("pytorch/pytorch:1.12.0-cuda11.3-cudnn8-devel"), raw)
+    assert st.python == "3.7" and "pytorch/pytorch:1.12.0" in st.python_how
+    assert infer(parse_ref("pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"), raw).python == "3.11"
+    assert (
+        infer(parse_ref("pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime"), raw).python is None
+    )  # no row: unknown
+    bad = {"updated": raw["images.yaml"]["updated"], "pytorch_images": [{"version": "2.0.0", "python": 3.1}]}
+    problems = validate_document(bad)
+    assert any("missing 'source'" in p for p in problems) and any("'python'" in p for p in problems)
