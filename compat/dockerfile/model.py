@@ -35,6 +35,7 @@ DELETED_TAG = "dockerfile.deleted-tag"
 CPU_BASE = "dockerfile.cpu-base"
 APT_KEY = "dockerfile.apt-key"
 BUILD_ISOLATION = "dockerfile.build-isolation"
+GLUED_COMMAND = "dockerfile.glued-command"
 CHECK_IDS = (
     BASE_UNKNOWN,
     ARG_UNSET,
@@ -59,6 +60,7 @@ CHECK_IDS = (
     CPU_BASE,
     APT_KEY,
     BUILD_ISOLATION,
+    GLUED_COMMAND,
 )
 
 PIP_CUDA_COST = "the pip nvidia-* wheels add about 2-3 GB"

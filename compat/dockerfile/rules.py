@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from compat.dockerfile import aptkey, buildiso
+from compat.dockerfile import aptkey, buildiso, shellglue
 from compat.dockerfile.installs import _PIP_VALUE_OPTS
 from compat.dockerfile.model import COMPANION, COMPAT_LIBS, GET_PIP, NO_CUDNN, Event, Options, Stage
 from compat.dockerfile.parser import UNSET
@@ -200,6 +200,7 @@ def record(st: Stage, cmd: Command, line: int) -> None:
         return
     reqs, no_deps = parsed
     buildiso.record(st, argv, reqs, line, cmd.branch, cmd.env)
+    st.findings.extend(shellglue.check(st, argv, reqs, line))
     names = [_name_version(r) for r in dict.fromkeys(reqs) if UNSET not in r]  # 1 MB of one requirement: once
     with_torch = any(n == "torch" for n, _, _ in names)
     pinned = [v for n, v, _ in names if n == "torch" and v]

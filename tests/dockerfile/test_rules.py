@@ -524,3 +524,24 @@ def test_build_isolation_for_extensions_that_import_torch(
     if flagged:
         assert "No module named 'torch'" in errs[0].message
         assert errs[0].fixes[0].command is not None and "--no-build-isolation" in errs[0].fixes[0].command
+
+
+@pytest.mark.parametrize(
+    "run,glued",
+    [
+        # huggingface/diffusers docker/diffusers-pytorch-cuda before 1a5797c6 (tests/data/dockerfile/wild)
+        ("python3 -m pip install torch \\\n    torchaudio \\\n    python3 -m pip install numpy scipy", True),
+        ("pip install torch \\\n  apt-get install -y git", False),  # glued, but without `-m`: not judged
+        ("python3 -m pip install torch && \\\n    python3 -m pip install numpy", False),
+        ("pip install --upgrade pip setuptools wheel", False),
+        ("pip install python-dotenv pipx", False),
+    ],
+)
+def test_command_glued_onto_pip_install(
+    write_df: Callable[..., Path], dmatrix: Any, run: str, glued: bool
+) -> None:
+    rep = _check(write_df, dmatrix, f"FROM python:3.10-slim\nRUN {run}\n")
+    errs = [f for f in rep.findings if f.id == "dockerfile.glued-command"]
+    assert [(f.severity, f.line) for f in errs] == ([("error", 2)] if glued else [])
+    if glued:
+        assert "python3 -m pip install" in errs[0].title and "&&" in errs[0].fixes[0].text

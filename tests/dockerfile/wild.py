@@ -34,6 +34,7 @@ CLASS_IDS: dict[str, tuple[str, ...]] = {
     "cuda-runtime-missing": ("dockerfile.no-cuda-runtime",),
     "apt-key-rotation": ("dockerfile.apt-key",),
     "build-isolation": ("dockerfile.build-isolation",),
+    "shell-syntax": ("dockerfile.glued-command",),
 }
 
 
