@@ -112,6 +112,9 @@ def test_cudnn8_tag_gets_its_minor_from_data(raw: dict[str, Any]) -> None:
         ("12.5.1-cudnn-runtime-ubuntu22.04", "9.2", 9),
         # a row for one patch release wins over the major.minor row
         ("12.9.0-cudnn-runtime-ubuntu22.04", "9.9", 9),
+        ("12.6.1-cudnn-devel-ubuntu22.04", "9.3", 9),
+        ("12.6.2-cudnn-devel-ubuntu22.04", "9.5", 9),  # no patch row: the 12.6 row
+        ("12.8.0-cudnn-runtime-ubuntu22.04", "9.7", 9),
         ("12.9.1-cudnn-runtime-ubuntu24.04", "9.10", 9),
         ("13.0.0-cudnn-devel-ubuntu24.04", "9.12", 9),
         ("13.0.2-cudnn-runtime-ubuntu24.04", None, 9),  # no row read: major from the tag, minor unknown
