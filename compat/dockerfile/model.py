@@ -36,6 +36,9 @@ CPU_BASE = "dockerfile.cpu-base"
 JAX_EXTRA = "dockerfile.jax-extra"
 JAX_LOCAL = "dockerfile.jax-local"
 JAX_INDEX = "dockerfile.jax-index"
+APT_KEY = "dockerfile.apt-key"
+BUILD_ISOLATION = "dockerfile.build-isolation"
+GLUED_COMMAND = "dockerfile.glued-command"
 CHECK_IDS = (
     BASE_UNKNOWN,
     ARG_UNSET,
@@ -61,6 +64,9 @@ CHECK_IDS = (
     JAX_EXTRA,
     JAX_LOCAL,
     JAX_INDEX,
+    APT_KEY,
+    BUILD_ISOLATION,
+    GLUED_COMMAND,
 )
 
 PIP_CUDA_COST = "the pip nvidia-* wheels add about 2-3 GB"
@@ -181,7 +187,8 @@ class Event:
     forward-compatibility libraries, packages that need cuDNN)."""
 
     kind: str
-    """companion | flash-attn-wheel | get-pip-url | get-pip-run | compat-libs | needs-cudnn"""
+    """companion | flash-attn-wheel | get-pip-url | get-pip-run | compat-libs | needs-cudnn | apt-update |
+    apt-key-fix | build-isolation"""
     line: int
     what: str
     """The package, URL or path concerned."""

@@ -15,6 +15,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from compat.dockerfile import aptkey, buildiso, shellglue
 from compat.dockerfile.installs import _PIP_VALUE_OPTS
 from compat.dockerfile.model import COMPANION, COMPAT_LIBS, GET_PIP, NO_CUDNN, Event, Options, Stage
 from compat.dockerfile.parser import UNSET
@@ -184,6 +185,7 @@ def record(st: Stage, cmd: Command, line: int) -> None:
     if not argv:
         return
     head = os.path.basename(argv[0])
+    aptkey.record(st, argv, line, cmd.branch)
     torch_now = st.torch.raw if st.torch is not None else None
     for a in argv[1:]:
         m = GET_PIP_URL.search(a)
@@ -206,6 +208,8 @@ def record(st: Stage, cmd: Command, line: int) -> None:
     if parsed is None:
         return
     reqs, no_deps = parsed
+    buildiso.record(st, argv, reqs, line, cmd.branch, cmd.env)
+    st.findings.extend(shellglue.check(st, argv, reqs, line))
     names = [_name_version(r) for r in dict.fromkeys(reqs) if UNSET not in r]  # 1 MB of one requirement: once
     with_torch = any(n == "torch" for n, _, _ in names)
     pinned = [v for n, v, _ in names if n == "torch" and v]
@@ -268,6 +272,8 @@ def _newest_torch(m: Matrix) -> Version | None:
 def check_rules(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding | Skip]:
     if not st.events:
         return
+    yield from aptkey.check(st, m)
+    yield from buildiso.check(st)
     newest = _newest_torch(m)
     url_event: Event | None = None
     for ev in st.events:
