@@ -121,3 +121,17 @@ def test_a_cuda_label_the_release_never_had_is_an_error(run: Any) -> None:
     code, doc = _check(run, "--torch", "1.4.0+cu111")
     assert code == 1
     assert _ids(doc)["torch.variant"]["severity"] == "error"
+
+
+def test_windows_pypi_wheels_exist_from_1_7_and_are_cpu(run: Any, matrix: Matrix) -> None:
+    # PyPI's win_amd64 wheels: none for 1.0.0 .. 1.6.0; 1.7.0 .. 1.11.0 report __version__ 'X+cpu', cuda None
+    old = matrix.torch_release(Version("1.4.0"))
+    new = matrix.torch_release(Version("1.8.1"))
+    assert old is not None and old.variant(old.pypi_default_windows) is None
+    assert new is not None and new.pypi_default_windows == "cpu"
+    gpu = ("--gpu", "RTX 2080", "--driver", "441.22")
+    r = run("check", "--os", "windows", "--json", "--torch", "1.8.1", *gpu)
+    assert r.code == 1 and "framework.cpu-build" in _ids(json.loads(r.out))
+    # a Windows torch 1.4.0 came from download.pytorch.org: its build is not assumed to be the CPU one
+    r = run("check", "--os", "windows", "--json", "--torch", "1.4.0", *gpu)
+    assert r.code == 0 and "framework.cpu-build" not in _ids(json.loads(r.out))
