@@ -230,7 +230,8 @@ def python_tags(filenames: Sequence[str]) -> list[str]:
         except InvalidWheelFilename:
             continue
         for t in tags:
-            m = re.fullmatch(r"cp(\d)(\d+)(t?)", t.abi)
+            # cp37m / cp27mu: the pymalloc / wide-unicode ABI suffixes of Python < 3.8 (torch 1.x wheels)
+            m = re.fullmatch(r"cp(\d)(\d+)(t?)(?:d?m?u?)", t.abi)
             if m and t.interpreter.startswith("cp"):
                 out.add(f"{m.group(1)}.{m.group(2)}{m.group(3)}")
             elif t.abi == "abi3" or t.abi == "none":

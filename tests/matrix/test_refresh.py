@@ -193,6 +193,15 @@ def test_parsers_on_recorded_files() -> None:
     assert rm.python_tags(
         ["torch-2.15.0-cp313-cp313t-manylinux_2_28_x86_64.whl", "torch-2.15.0-cp311-cp311-win_amd64.whl"]
     ) == ["3.11", "3.13t"]
+    # torch 1.0.0's Linux wheels (pypi.org/project/torch/1.0.0/#files): cp27mu, cp27m, cp35m .. cp37m ABI tags
+    assert rm.python_tags(
+        [
+            "torch-1.0.0-cp27-cp27mu-manylinux1_x86_64.whl",
+            "torch-1.0.0-cp27-cp27m-manylinux1_x86_64.whl",
+            "torch-1.0.0-cp37-cp37m-manylinux1_x86_64.whl",
+            "torch-1.0.0-cp35-cp35m-manylinux1_x86_64.whl",
+        ]
+    ) == ["2.7", "3.5", "3.7"]
 
 
 @pytest.mark.network
