@@ -180,7 +180,8 @@ def assemble_probes(res: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def facts_from_probes(probes: dict[str, Any], res: Mapping[str, Any] | None = None) -> Facts:
-    """The scalar facts and GPUs the resolver reads, from assembled probes (pops the private _gpus keys)."""
+    """The scalar facts and GPUs the resolver reads, and the typed probe results (compat.probes.model.ProbeSet),
+    from assembled probes (pops the private _gpus keys)."""
     from compat.installed import installed_facts
     from compat.probes.frameworks import tf_facts, torch_facts
 
@@ -280,7 +281,10 @@ def facts_from_probes(probes: dict[str, Any], res: Mapping[str, Any] | None = No
                 if raw is not None:
                     values[name] = _fact(name, raw, _TF_SOURCES[name], "")
     gpus, gsrc = _gpus(gpus_raw, gpu_source, nv, smi, drv, why_no_driver)
-    return Facts(values=values, gpus=gpus, gpus_source=gsrc, probes=probes)
+    from compat.probes.model import ProbeSet
+
+    # What crosses into the checks, the report and snapshots: the typed probe results (compat.probes.model).
+    return Facts(values=values, gpus=gpus, gpus_source=gsrc, probes=ProbeSet.from_json(probes))
 
 
 _TORCH_SOURCES = {
