@@ -36,6 +36,15 @@ class Record:
     """JSON keys the model does not name, or whose value had an unexpected type: written back unchanged."""
     present: tuple[str, ...] | None = field(default=None, kw_only=True, compare=False, repr=False)
     """The modelled keys the JSON had (None: a record built in code writes every field)."""
+    malformed: tuple[str, ...] = field(default=(), kw_only=True, compare=False, repr=False)
+    """Modelled keys whose JSON value had the wrong type (kept in `extra`; the field keeps its default)."""
+
+    def malformed_paths(self, prefix: str = "") -> list[str]:
+        """Every malformed key in this record and the records inside it ("xid", "shm", "children.torch.result")."""
+        out = [f"{prefix}{k}" for k in self.malformed]
+        for f in _fields(type(self)):
+            out.extend(_malformed(getattr(self, f.name), f"{prefix}{_key(f)}."))
+        return out
 
     def to_json(self) -> dict[str, Any]:
         return cast(dict[str, Any], to_json(self))
@@ -65,7 +74,17 @@ def _hints(cls: type) -> dict[str, Any]:
 
 
 def _fields(cls: type) -> tuple[dataclasses.Field[Any], ...]:
-    return tuple(f for f in dataclasses.fields(cls) if f.name not in ("extra", "present"))
+    return tuple(f for f in dataclasses.fields(cls) if f.name not in ("extra", "present", "malformed"))
+
+
+def _malformed(value: Any, prefix: str) -> list[str]:
+    if isinstance(value, Record):
+        return value.malformed_paths(prefix)
+    if isinstance(value, tuple):
+        return [p for i, v in enumerate(value) for p in _malformed(v, f"{prefix}{i}.")]
+    if isinstance(value, Mapping):
+        return [p for k, v in value.items() for p in _malformed(v, f"{prefix}{k}.")]
+    return []
 
 
 class _Bad(Exception):
@@ -108,7 +127,7 @@ def _decode(tp: Any, value: Any) -> Any:
         if not isinstance(value, dict):
             raise _Bad
         return ProbeFailed.decode(value)
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and issubclass(tp, Record):
         if not isinstance(value, dict):
             raise _Bad
         return from_json(tp, value)
@@ -139,6 +158,7 @@ def from_json(cls: type[R], doc: Any) -> R:
     kwargs: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     present: list[str] = []
+    malformed: list[str] = []
     known = {_key(f): f for f in _fields(cls)}
     for k, v in doc.items():
         f = known.get(k)
@@ -150,7 +170,8 @@ def from_json(cls: type[R], doc: Any) -> R:
             present.append(k)
         except _Bad:
             extra[k] = v
-    return cls(**kwargs, extra=extra, present=tuple(present))
+            malformed.append(k)
+    return cls(**kwargs, extra=extra, present=tuple(present), malformed=tuple(malformed))
 
 
 def _encode(value: Any) -> Any:
@@ -491,7 +512,7 @@ class Resources(Record):
 
 @dataclass(frozen=True)
 class XidEvent(Record):
-    code: int = 0
+    code: int | None = None
     pci: str | None = None
     process: str | None = None
     message: str | None = None
@@ -710,6 +731,16 @@ class ProbeSet(Mapping[str, Any]):
             if v is not None:
                 out[name] = to_json(v)
         out.update({k: v for k, v in self.others.items() if k not in out})
+        return out
+
+    def malformed(self) -> dict[str, list[str]]:
+        """Probe name -> the keys whose value had an unexpected type (a hand-edited or foreign snapshot)."""
+        out: dict[str, list[str]] = {}
+        for name in SUBJECTS:
+            v = getattr(self, name)
+            paths = v.malformed_paths() if isinstance(v, Record) else []
+            if paths:
+                out[name] = paths
         return out
 
     def failed(self, name: str) -> ProbeFailed | None:
