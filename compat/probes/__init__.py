@@ -41,10 +41,10 @@ def _timed(fn: Callable[[], Any], seconds: dict[str, float], name: str) -> Calla
 
 
 def _gpu_probe(nvml_backend: Any, timeout: float, environ: Mapping[str, str]) -> dict[str, Any]:
-    from compat.probes import nvidia_smi, nvml
+    from compat.probes import nvidia_smi, nvml, nvml_parse
 
     raw = nvml.probe(nvml_backend, timeout)
-    parsed = nvml.parse(raw)
+    parsed = nvml_parse.parse(raw)
     from compat.probes.sanity import nvml_garbage  # issue 18: values no driver returns are a finding
 
     parsed["garbage"] = nvml_garbage(raw)

@@ -9,7 +9,7 @@ import pytest
 
 from compat.facts import Facts
 from compat.findings import Finding, Report
-from compat.probes import assemble_probes, facts_from_probes, health, nvidia_smi, nvml
+from compat.probes import assemble_probes, facts_from_probes, health, nvidia_smi, nvml, nvml_parse
 from compat.probes.checks import doctor_checks
 from compat.resolver import resolve
 from tests.doctor.fakes import FakeNvml, FakeNVMLError, data
@@ -88,7 +88,7 @@ def healthy_box() -> dict[str, Any]:
 
 
 def with_gpus(res: dict[str, Any], fake: FakeNvml) -> dict[str, Any]:
-    parsed = nvml.parse(nvml.acquire(fake))
+    parsed = nvml_parse.parse(nvml.acquire(fake))
     res["gpu"] = {
         "nvml_raw_status": "ok",
         "nvml": parsed,
