@@ -151,9 +151,10 @@ def _decode(tp: Any, value: Any) -> Any:
 
 
 def from_json(cls: type[R], doc: Any) -> R:
-    """Decode a probe record; never raises (a non-object gives the defaults, with the value kept in extra)."""
+    """Decode a probe record; never raises (a value that is not an object gives the defaults, marked malformed;
+    ProbeSet keeps such a value whole, in `others`, so that it is written back)."""
     if not isinstance(doc, Mapping):
-        return cls(extra={"": doc} if doc is not None else {})
+        return cls(malformed=("(not an object)",) if doc is not None else ())
     hints = _hints(cls)
     kwargs: dict[str, Any] = {}
     extra: dict[str, Any] = {}
@@ -194,8 +195,6 @@ def to_json(obj: Record | ProbeFailed) -> Any:
         k = _key(f)
         if only is None or k in only:
             out[k] = _encode(getattr(obj, f.name))
-    if obj.extra.get("") is not None and len(obj.extra) == 1 and not out:
-        return obj.extra[""]  # a non-object value decoded as a record: written back as it was
     out.update(obj.extra)
     return out
 
@@ -749,15 +748,12 @@ class ProbeSet(Mapping[str, Any]):
 
     # Mapping: the JSON form, key by key.
     def _names(self) -> list[str]:
-        return [n for n in SUBJECTS if getattr(self, n) is not None] + [
-            k for k in self.others if k not in SUBJECTS
-        ]
+        names = [n for n in SUBJECTS if getattr(self, n) is not None]
+        return names + [k for k in self.others if k not in names]
 
     def __getitem__(self, key: str) -> Any:
-        if key in SUBJECTS:
-            v = getattr(self, key)
-            if v is None:
-                raise KeyError(key)
+        v = getattr(self, key) if key in SUBJECTS else None
+        if v is not None:
             return to_json(v)
         return self.others[key]
 
