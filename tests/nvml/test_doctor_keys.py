@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from compat.probes.model import ProbeSet, gpu_details
 from tests.conftest import ROOT
 from tests.fake_nvml import FakeNvmlLib
 from tests.nvml.helpers import compat, doctor, node_env, profile
@@ -85,6 +86,14 @@ def test_doctor_json_keys_unchanged(
     name: str, fake_nvml: FakeNvmlLib, bare_python: str, tmp_path: Path
 ) -> None:
     rep = _report(name, fake_nvml, bare_python, tmp_path)
+    # The report's probes and GPU details decode into the typed model and encode back exactly, with no value of an
+    # unexpected type.
+    ps = ProbeSet.from_json(rep["probes"])
+    assert ps.to_json() == rep["probes"] and ps.malformed() == {} and not ps.others
+    for g in rep["gpus"] or []:
+        details = {k: v for k, v in g.items() if k not in ("index", "name", "cc", "source")}
+        d = gpu_details(details)
+        assert d.to_json() == details and d.malformed_paths() == []
     got = sorted(k for k in key_paths(rep) if not k.startswith(_VOLATILE))
     path = KEYS / f"{name}.json"
     if os.environ.get("UPDATE_GOLDEN"):
