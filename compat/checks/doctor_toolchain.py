@@ -16,11 +16,14 @@ snapshot reproduces it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from compat.checks.registry import REGISTRY, CheckSpec, check, ordered
 from compat.findings import Finding, Fix, Skip
-from compat.probes.model import NvmlState, Toolchain, Toolkits, probe_set
+from compat.probes.model import NvmlState, Toolchain, Toolkits
+
+if TYPE_CHECKING:
+    from compat.checks.context import Ctx
 
 NVML_GARBAGE = "driver.nvml-garbage"
 NVCC_BROKEN = "toolkit.nvcc-broken"
@@ -83,8 +86,8 @@ HOST_COMPILER_BOUNDS: dict[str, dict[str, tuple[tuple[int, ...], tuple[int, ...]
 HOST_COMPILER_SOURCE = "https://github.com/pytorch/pytorch/blob/v2.13.0/torch/utils/cpp_extension.py"
 
 
-def _toolkits(ctx: Any) -> Toolkits | None:
-    t = probe_set(ctx.facts.probes).toolkits
+def _toolkits(ctx: Ctx) -> Toolkits | None:
+    t = ctx.probes.toolkits
     return t if isinstance(t, Toolkits) and t.status == "ok" else None
 
 
@@ -102,7 +105,7 @@ def _fmt(v: tuple[int, ...]) -> str:
     return ".".join(str(x) for x in v)
 
 
-def _toolkit_for_extensions(ctx: Any) -> tuple[str, str] | None:
+def _toolkit_for_extensions(ctx: Ctx) -> tuple[str, str] | None:
     """(CUDA release "12.4", where) of the toolkit torch.utils.cpp_extension builds with: CUDA_HOME/CUDA_PATH, else
     nvcc on PATH, else /usr/local/cuda (torch.utils.cpp_extension._find_cuda_home)."""
     t = _toolkits(ctx)
@@ -125,9 +128,9 @@ def _toolkit_for_extensions(ctx: Any) -> tuple[str, str] | None:
 
 
 @check(NVML_GARBAGE, entry_points=("doctor",))
-def check_nvml_garbage(ctx: Any) -> Iterator[Result]:
+def check_nvml_garbage(ctx: Ctx) -> Iterator[Result]:
     """NVML answered values no working driver returns."""
-    nv = probe_set(ctx.facts.probes).nvml
+    nv = ctx.probes.nvml
     bad = list(nv.garbage) if isinstance(nv, NvmlState) else []
     if not bad:
         return
@@ -155,7 +158,7 @@ def check_nvml_garbage(ctx: Any) -> Iterator[Result]:
 
 
 @check(NVCC_BROKEN, entry_points=("doctor",))
-def check_nvcc_broken(ctx: Any) -> Iterator[Result]:
+def check_nvcc_broken(ctx: Ctx) -> Iterator[Result]:
     """`nvcc` on PATH hung, crashed or printed no version: said, never silently replaced."""
     t = _toolkits(ctx)
     if t is None:
@@ -191,7 +194,7 @@ def check_nvcc_broken(ctx: Any) -> Iterator[Result]:
 
 
 @check(TORCH_MISMATCH, entry_points=("doctor",))
-def check_torch_toolkit(ctx: Any) -> Iterator[Result]:
+def check_torch_toolkit(ctx: Ctx) -> Iterator[Result]:
     """The local toolkit's CUDA vs the installed torch's: extension builds need the same major."""
     tc = ctx.facts.get("torch_cuda")
     torch_cuda = tc.raw if tc is not None and tc.raw else getattr(getattr(ctx, "torch", None), "cuda", None)
@@ -241,13 +244,13 @@ def check_torch_toolkit(ctx: Any) -> Iterator[Result]:
 
 
 @check(HOST_COMPILER, entry_points=("doctor",))
-def check_host_compiler(ctx: Any) -> Iterator[Result]:
+def check_host_compiler(ctx: Ctx) -> Iterator[Result]:
     """The host C++ compiler against the range the local toolkit's nvcc accepts."""
     tk = _toolkit_for_extensions(ctx)
     if tk is None:
         return
     local, where = tk
-    found = probe_set(ctx.facts.probes).toolchain
+    found = ctx.probes.toolchain
     tc = found if isinstance(found, Toolchain) else Toolchain()
     family, version = tc.family, tc.version
     if not family or not version:
