@@ -119,6 +119,8 @@ def register(app: typer.Typer) -> None:
         import socket
 
         report.extra["host"] = socket.gethostname()  # names the node in `compat fleet merge`
-        report.extra["probes"] = dict(facts.probes)
+        from compat.probes.model import probe_set  # the one codec of probe results (keys: a public contract)
+
+        report.extra["probes"] = probe_set(facts.probes).to_json()
         report.extra["gpus"] = None if facts.gpus is None else [g.to_json() for g in facts.gpus]
         raise typer.Exit(emit(report, json_out=json_out, title="compat doctor", fail_on=fail_on))
