@@ -166,8 +166,8 @@ class Facts:
     """None: unknown whether there are GPUs; (): known to have none."""
     gpus_source: str = ""
     probes: Mapping[str, Any] = field(default_factory=dict)
-    """Structured probe results for the doctor's checks: a compat.probes.model.ProbeSet (typed; as a Mapping it
-    reads as its JSON form), or a plain JSON mapping that checks decode with compat.probes.model.probe_set."""
+    """Structured probe results for the doctor's checks: a compat.probes.probeset.ProbeSet (typed; as a Mapping it
+    reads as its JSON form), or a plain JSON mapping that checks decode with compat.probes.probeset.probe_set."""
 
     def get(self, name: str) -> Fact | None:
         f = self.values.get(name)
@@ -194,7 +194,7 @@ class Facts:
         return out
 
     def to_snapshot(self) -> dict[str, Any]:
-        from compat.probes.model import ProbeSet  # the one codec of probe results
+        from compat.probes.probeset import ProbeSet  # the one codec of probe results
 
         return {
             "schema_version": SCHEMA_VERSION,
@@ -323,7 +323,7 @@ def facts_from_json(doc: Any, origin: str) -> Facts:
     probes = doc.get("probes", {})
     if not isinstance(probes, dict):
         raise InputError(f"{origin}: 'probes' is not an object")
-    from compat.probes.model import ProbeSet  # the one codec of probe results: lenient, keeps unknown keys
+    from compat.probes.probeset import ProbeSet  # the one codec of probe results: lenient, keeps unknown keys
 
     return Facts(
         values=values,

@@ -15,7 +15,7 @@ from compat.matrix import Matrix, TfRelease, TorchRelease, TorchVariant
 from compat.versions import CC, Arch, parse_arch, parse_cc, parse_python, python_wheel_tag
 
 if TYPE_CHECKING:
-    from compat.probes.model import ProbeSet
+    from compat.probes.probeset import ProbeSet
 
 UNKNOWN_VERSION = "matrix.unknown-version"
 UNKNOWN_GPU = "gpu.unknown"
@@ -107,7 +107,7 @@ class Ctx:
     @functools.cached_property
     def probes(self) -> ProbeSet:
         """The doctor's probe results, typed (decoded once when Facts holds a plain mapping)."""
-        from compat.probes.model import probe_set
+        from compat.probes.probeset import probe_set
 
         return probe_set(self.facts.probes)
 

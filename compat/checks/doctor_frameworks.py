@@ -19,7 +19,8 @@ from compat.checks.doctor_common import (
 )
 from compat.checks.registry import check
 from compat.findings import Finding, Fix, Skip
-from compat.probes.model import SUBJECTS, ChildResult, ProbeFailed
+from compat.probes.model import ChildResult, ProbeFailed
+from compat.probes.probeset import SUBJECTS
 from compat.resolver import Ctx, Result, driver_can_run
 from compat.solver.commands import tf_and_cuda
 

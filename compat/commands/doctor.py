@@ -119,7 +119,9 @@ def register(app: typer.Typer) -> None:
         import socket
 
         report.extra["host"] = socket.gethostname()  # names the node in `compat fleet merge`
-        from compat.probes.model import probe_set  # the one codec of probe results (keys: a public contract)
+        from compat.probes.probeset import (
+            probe_set,  # the one codec of probe results (keys: a public contract)
+        )
 
         report.extra["probes"] = probe_set(facts.probes).to_json()
         report.extra["gpus"] = None if facts.gpus is None else [g.to_json() for g in facts.gpus]

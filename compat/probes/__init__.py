@@ -15,7 +15,7 @@ from compat.errors import InputError
 from compat.facts import Fact, Facts, Gpu, apply_overrides, host_os, host_python, make_fact, missing
 
 if TYPE_CHECKING:
-    from compat.probes.model import ProbeSet
+    from compat.probes.probeset import ProbeSet
 
 DEFAULT_TIMEOUT = 5.0
 """Seconds any single external call (NVML, nvidia-smi, nvcc, dmesg) may take."""
@@ -183,11 +183,12 @@ def assemble_probes(res: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def facts_from_probes(probes: dict[str, Any], res: Mapping[str, Any] | None = None) -> Facts:
-    """The scalar facts and GPUs the resolver reads, and the typed probe results (compat.probes.model.ProbeSet),
+    """The scalar facts and GPUs the resolver reads, and the typed probe results (compat.probes.probeset.ProbeSet),
     from assembled probes (pops the private _gpus keys)."""
     from compat.installed import installed_facts, jax_from_distributions
     from compat.probes.frameworks import tf_facts, torch_facts
-    from compat.probes.model import Cudnn, DriverState, Frameworks, NvidiaSmi, NvmlState, ProbeSet, Toolkits
+    from compat.probes.model import Cudnn, DriverState, Frameworks, NvidiaSmi, NvmlState, Toolkits
+    from compat.probes.probeset import ProbeSet
 
     values: dict[str, Fact] = {"os": make_fact("os", host_os(), "this machine")}
     gpus_raw = probes.pop("_gpus", None)

@@ -14,22 +14,20 @@ from hypothesis import strategies as st
 from compat.facts import load_snapshot, save_snapshot
 from compat.probes import gather_facts, health, nvml, nvml_parse
 from compat.probes.checks import doctor_checks
+from compat.probes.codec import _fields, _key
 from compat.probes.model import (
-    SUBJECTS,
     DriverState,
     GpuDetails,
     Health,
     NvmlState,
     ProbeFailed,
-    ProbeSet,
     Record,
     Toolkits,
-    _fields,
-    _key,
     from_json,
     gpu_details,
     to_json,
 )
+from compat.probes.probeset import SUBJECTS, ProbeSet
 from compat.resolver import resolve
 from tests.doctor.fakes import DATA, FakeNvml, FakeNVMLError, data, env_with
 

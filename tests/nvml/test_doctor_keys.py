@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from compat.probes.model import ProbeSet, gpu_details
+from compat.probes.model import gpu_details
+from compat.probes.probeset import ProbeSet
 from tests.conftest import ROOT
 from tests.fake_nvml import FakeNvmlLib
 from tests.nvml.helpers import compat, doctor, node_env, profile
