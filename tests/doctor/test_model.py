@@ -195,3 +195,34 @@ def test_any_json_round_trips_exactly(case: tuple[type[Record], dict[str, Any]])
 @given(st.dictionaries(st.sampled_from([*SUBJECTS, "other"]), _json, max_size=5))
 def test_any_probe_set_round_trips_exactly(doc: dict[str, Any]) -> None:
     assert ProbeSet.from_json(doc).to_json() == doc
+
+
+# ------------------------------------------------------------------ records built in code, read by the checks
+
+
+def test_checks_read_records_built_in_code(doctor_matrix: Any) -> None:
+    """A ProbeSet built from objects (not JSON): the checks read it, and it encodes every field it has."""
+    from compat.facts import Facts
+    from compat.probes.model import Cgroup, Cpus, Memory, Nofile, Resources, Shm
+
+    small_shm = Resources(
+        status="ok",
+        memory=Memory(total=64 << 30, available=50 << 30),
+        cgroup=Cgroup(version=2, oom_kills=0),
+        shm=Shm(path="/dev/shm", total=64 << 20, free=64 << 20),
+        nofile=Nofile(soft=65536, hard=65536),
+        cpus=Cpus(count=8, affinity=8),
+    )
+    kernel_log = {
+        "status": "ok",
+        "source": "dmesg",
+        **health.parse_log(data("kernel_log", "xid79-rtx5080.txt")),
+    }
+    ps = ProbeSet(resources=small_shm, health=Health.from_json(kernel_log))
+    r = resolve(Facts(probes=ps), doctor_matrix, extra_checks=doctor_checks)
+    found = {f.id: f for f in r.findings}
+    assert found["host.shm"].severity == "warning" and "64 MiB" in found["host.shm"].title
+    assert found["gpu.xid"].facts["xid"] == 79
+    doc = ps.to_json()
+    assert doc["resources"]["shm"] == {"path": "/dev/shm", "total": 64 << 20, "free": 64 << 20, "error": None}
+    assert ProbeSet.from_json(doc) == ps
