@@ -67,7 +67,7 @@ SCENARIOS = (
     "geforce-rtx-3090",
     "quadro-p400-driver-418",
     "l40s-crash",
-    "l40s-hang",
+    pytest.param("l40s-hang", marks=pytest.mark.slow),  # 7 s (the NVML timeout); its keys equal l40s-crash's
     "h100-no-permission",
 )
 
