@@ -397,17 +397,13 @@ def check_visible_devices(ctx: Ctx) -> Iterator[Result]:
         return
     uuids = [str(u) for u in (_details(g).uuid for g in gpus) if u]
     vis = visible_devices(value, len(gpus), uuids or None)
-    if vis["hides_all"]:
+    if vis.hides_all:
         yield Finding(
             ENV_VISIBLE,
             "error",
             f"CUDA_VISIBLE_DEVICES={value!r} hides every GPU",
             f"This machine has {len(gpus)} GPU(s) but CUDA_VISIBLE_DEVICES={value!r}"
-            + (
-                f" (CUDA stops at {vis['invalid']!r}, which is not a GPU index or UUID)"
-                if vis["invalid"]
-                else ""
-            )
+            + (f" (CUDA stops at {vis.invalid!r}, which is not a GPU index or UUID)" if vis.invalid else "")
             + ", so torch.cuda.is_available() is False and frameworks train on the CPU.",
             (
                 Fix(
@@ -418,13 +414,13 @@ def check_visible_devices(ctx: Ctx) -> Iterator[Result]:
             {"CUDA_VISIBLE_DEVICES": value, "gpus": len(gpus)},
             group="environment",
         )
-    elif vis["invalid"] is not None:
+    elif vis.invalid is not None:
         yield Finding(
             ENV_VISIBLE,
             "warning",
-            f"CUDA_VISIBLE_DEVICES={value!r} stops at {vis['invalid']!r}",
+            f"CUDA_VISIBLE_DEVICES={value!r} stops at {vis.invalid!r}",
             f"CUDA reads CUDA_VISIBLE_DEVICES up to the first entry that is not a valid GPU: only "
-            f"{', '.join(vis['visible'])} are visible and everything from {vis['invalid']!r} on is ignored.",
+            f"{', '.join(vis.visible or ())} are visible and everything from {vis.invalid!r} on is ignored.",
             (Fix(f"Use indices below {len(gpus)} or GPU UUIDs (nvidia-smi -L)"),),
             {"CUDA_VISIBLE_DEVICES": value, "gpus": len(gpus)},
             group="environment",

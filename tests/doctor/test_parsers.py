@@ -521,4 +521,8 @@ def test_cuda_visible_devices(
     value: str | None, count: int, visible: list[str] | None, hides_all: bool, invalid: str | None
 ) -> None:
     got = environment.visible_devices(value, count, ["GPU-5a1b2c3d-0000"])
-    assert (got["visible"], got["hides_all"], got["invalid"]) == (visible, hides_all, invalid)
+    assert (got.visible, got.hides_all, got.invalid) == (
+        tuple(visible) if visible is not None else None,
+        hides_all,
+        invalid,
+    )
