@@ -58,6 +58,16 @@ COMMANDS: tuple[Command, ...] = (
         "record", "compat.commands.record", "Record this machine's NVML answers as a replayable profile."
     ),
     Command(
+        "report",
+        "compat.commands.report",
+        "A Markdown report for an issue: doctor, last run, a log.",
+    ),
+    Command(
+        "completion",
+        "compat.commands.completion",
+        "Print the shell completion script (bash, zsh, fish, PowerShell).",
+    ),
+    Command(
         "mcp", "compat.commands.mcp", "Serve compat's read-only tools to AI assistants over MCP (stdio)."
     ),
 )
@@ -201,6 +211,13 @@ def _root(
         metavar="DIR",
         help="Use the matrix in DIR (default: $COMPAT_MATRIX_DIR or the shipped one).",
     ),
+    color: str = typer.Option(
+        "auto",
+        "--color",
+        metavar="auto|always|never",
+        help="Colour the text output: auto (on a terminal; NO_COLOR / FORCE_COLOR respected), always, never. "
+        "Accepted after the command name too.",
+    ),
     version: bool = typer.Option(
         False,
         "--version",
@@ -210,7 +227,41 @@ def _root(
         help="Print compat's version and exit.",
     ),
 ) -> None:
-    State.matrix_dir = matrix
+    State.matrix_dir = matrix  # --color is taken out of the arguments by main() (_take_color) before parsing
+
+
+def set_color(mode: str) -> None:
+    from compat import render
+
+    m = mode.strip().lower()
+    if m not in render.COLOR_MODES:
+        raise InputError(f"--color must be one of {', '.join(render.COLOR_MODES)}, got {mode!r}")
+    render.COLOR_MODE = m
+
+
+def _take_color(args: list[str]) -> list[str]:
+    """`--color X` / `--color=X` anywhere before a `--` (`compat doctor --color never` reads naturally), applied
+    here and removed, so that no command needs the option of its own. The last one given wins."""
+    out: list[str] = []
+    i = 0
+    in_run = False  # `compat run python train.py --color=x`: from the command on, the arguments are its own
+    while i < len(args):
+        a = args[i]
+        if a == "--" or (in_run and not a.startswith("-")):
+            out.extend(args[i:])
+            break
+        in_run = in_run or a == "run"
+        if a == "--color" and i + 1 < len(args):
+            set_color(args[i + 1])
+            i += 2
+            continue
+        if a.startswith("--color="):
+            set_color(a.split("=", 1)[1])
+            i += 1
+            continue
+        out.append(a)
+        i += 1
+    return out
 
 
 def matrix_dir(explicit: Optional[str] = None) -> Optional[str]:
@@ -238,6 +289,9 @@ def _tolerant_stdout() -> None:
             pass
 
 
+COMPLETE_VAR = "_COMPAT_COMPLETE"
+"""The variable the completion scripts of `compat completion SHELL` set when they ask compat for completions."""
+
 _GROUP: Any = None
 
 
@@ -258,6 +312,14 @@ def main(argv: Optional[list[str]] = None) -> None:
         start()
     _tolerant_stdout()
     try:
+        if os.environ.get(COMPLETE_VAR):  # the shell asks for completions (see `compat completion`)
+            from typer._completion_classes import completion_init
+
+            completion_init()
+        from compat import render
+
+        render.COLOR_MODE = "auto"
+        args = _take_color(list(args))
         rv: Any = _group().main(args=args, prog_name="compat", standalone_mode=False)
         code = rv if isinstance(rv, int) else EXIT_OK
     except _EXIT_TYPES as exc:

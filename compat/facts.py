@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from compat.errors import InputError
+from compat.output import SCHEMA_VERSION  # the one schema_version (compat/output)
 from compat.versions import parse_arch, parse_cc, parse_dotted, parse_driver, parse_python, parse_version
-
-SCHEMA_VERSION = 1
 
 OS_NAMES = ("linux", "windows", "macos")
 

@@ -6,6 +6,8 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from compat.output import SCHEMA_VERSION
+
 T = TypeVar("T")
 
 SEVERITIES = ("error", "warning", "info")
@@ -135,7 +137,7 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
-            "schema_version": 1,
+            "schema_version": SCHEMA_VERSION,
             "verdict": self.verdict,
             "findings": [f.to_json() for f in self.sorted_findings()],
             "skipped": [s.to_json() for s in self.skipped],

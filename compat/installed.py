@@ -11,7 +11,6 @@ from compat.distributions import CPU_ONLY, providing
 from compat.errors import InputError
 from compat.facts import Fact, Facts, host_os, host_python, make_fact, missing
 
-_PIN_RE = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*(?:\[[^\]]*\])?\s*==\s*([0-9][0-9A-Za-z.+\-]*)\s*(?:;(.*))?$")
 FRAMEWORKS = {
     "torch": "torch",
     "tensorflow": "tensorflow",
@@ -40,18 +39,36 @@ def requires(dist_name: str) -> list[str]:
 
 
 def nvidia_pins(reqs: Iterable[str], extra: Optional[str] = None) -> dict[str, str]:
-    """`nvidia-*==X` pins among Requires-Dist lines (optionally only those of one extra)."""
+    """`nvidia-*==X` pins among Requires-Dist lines (optionally only those of one extra).
+
+    Read with packaging's Requirement, whose marker text comes back normalised (double quotes, extra names as
+    PEP 685 writes them), so `extra == 'and_cuda'` is the and-cuda extra. Platform clauses are not evaluated:
+    the pins say what the wheel was built against, whichever machine reads them.
+    """
+    from packaging.requirements import (  # ~16 ms: only when a framework is installed
+        InvalidRequirement,
+        Requirement,
+    )
+    from packaging.utils import canonicalize_name
+
+    want = f'extra == "{canonicalize_name(extra)}"' if extra is not None else None
     out: dict[str, str] = {}
     for line in reqs:
-        m = _PIN_RE.match(line)
-        if not m or not m.group(1).lower().startswith("nvidia-"):
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
             continue
-        marker = m.group(3) or ""
-        if extra is None and "extra" in marker:
+        name = canonicalize_name(req.name)
+        specs = list(req.specifier)
+        if not name.startswith("nvidia-") or len(specs) != 1 or specs[0].operator != "==":
             continue
-        if extra is not None and f'extra == "{extra}"' not in marker and f"extra == '{extra}'" not in marker:
+        version = specs[0].version
+        if "*" in version or not version[:1].isdigit():
             continue
-        out[m.group(1).lower().replace("_", "-")] = m.group(2)
+        marker = str(req.marker) if req.marker is not None else ""
+        if (want is None and "extra" in marker) or (want is not None and want not in marker):
+            continue
+        out[name] = version
     return out
 
 

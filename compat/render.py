@@ -26,10 +26,30 @@ _MARK = {"error": "✗", "warning": "!", "info": "i"}
 _COLOR = {"error": "31", "warning": "33", "info": "36", "ok": "32", "dim": "2", "bold": "1"}
 
 
-def use_color(stream: IO[str]) -> bool:
-    if os.environ.get("NO_COLOR") is not None or os.environ.get("TERM") == "dumb":
+COLOR_MODES = ("auto", "always", "never")
+COLOR_MODE = "auto"
+"""Set by `--color` (compat.cli): always / never win over the environment; auto follows it."""
+
+
+def use_color(stream: IO[str], environ: Mapping[str, str] | None = None, mode: str | None = None) -> bool:
+    """Colour or not, in this order: `--color always|never`; NO_COLOR set and non-empty (no-color.org) turns it
+    off; FORCE_COLOR set and non-empty (force-color.org) turns it on; TERM=dumb off; else only on a terminal."""
+    env = os.environ if environ is None else environ
+    m = COLOR_MODE if mode is None else mode
+    if m == "always":
+        return True
+    if m == "never":
         return False
-    return bool(getattr(stream, "isatty", lambda: False)())
+    if env.get("NO_COLOR"):
+        return False
+    if env.get("FORCE_COLOR"):
+        return True
+    if env.get("TERM") == "dumb":
+        return False
+    try:
+        return bool(getattr(stream, "isatty", lambda: False)())
+    except (ValueError, OSError):
+        return False
 
 
 class Style:
@@ -57,7 +77,10 @@ def _fact_line(facts: Mapping[str, Any]) -> str:
             if not gpus:
                 parts.append("gpus none")
             for g in gpus:
-                parts.append(f"gpu {g.get('name') or '?'} (cc {g.get('cc') or '?'}, {g.get('source')})")
+                origin = (
+                    "from the matrix" if g.get("cc_source") == "matrix" and g.get("cc") else g.get("source")
+                )
+                parts.append(f"gpu {g.get('name') or '?'} (cc {g.get('cc') or '?'}, {origin})")
             continue
         f = facts[name]
         if isinstance(f, dict) and "raw" in f:
@@ -94,7 +117,26 @@ def _safe(f: Finding) -> Finding:
     )
 
 
-def render_text(report: Report, title: str, stream: IO[str] | None = None, *, verbose: bool = False) -> str:
+def inventory_block(doc: Mapping[str, Any], st: Style) -> list[str]:
+    """The machine at a glance (the doctor's header, like nvidia-smi's): one aligned line per subject."""
+    from compat.inventory import inventory_rows
+
+    rows = inventory_rows(doc)
+    width = max(len(k) for k, _ in rows)
+    return [f"  {st(k.ljust(width), 'bold')}  {sanitize(v)}" for k, v in rows]
+
+
+def render_text(
+    report: Report,
+    title: str,
+    stream: IO[str] | None = None,
+    *,
+    verbose: bool = False,
+    show_skipped: bool = True,
+    inventory: bool = False,
+) -> str:
+    """The report as terminal text. `show_skipped=False` collapses the skipped checks to a count;
+    `inventory=True` opens with the machine's inventory block (the doctor)."""
     out = stream or sys.stdout
     st = Style(use_color(out))
     counts = {s: sum(1 for f in report.findings if f.severity == s) for s in ("error", "warning", "info")}
@@ -104,6 +146,14 @@ def render_text(report: Report, title: str, stream: IO[str] | None = None, *, ve
     lines = [
         f"{head}{' (' + summary + ')' if summary else ''}   {st('matrix updated ' + report.matrix_updated, 'dim')}"
     ]
+    from compat.target import header_line
+
+    interp = header_line(report.extra.get("interpreter"))
+    if interp:
+        lines.append(st(sanitize(interp), "dim"))
+    if inventory:
+        lines.append("")
+        lines.extend(inventory_block(report.to_json(), st))
     by_group: dict[str, list[Finding]] = {}
     for f in report.sorted_findings():
         by_group.setdefault(f.group, []).append(f)
@@ -119,7 +169,16 @@ def render_text(report: Report, title: str, stream: IO[str] | None = None, *, ve
     if not report.findings:
         lines.append("")
         lines.append(st("  ✓ no problems found with the facts given", "ok"))
-    if report.skipped:
+    if report.skipped and not show_skipped:
+        n = len(report.skipped)
+        lines.append("")
+        lines.append(
+            st(
+                f"Skipped: {n} check{'s' if n != 1 else ''} without the facts they need (--show-skipped lists them)",
+                "dim",
+            )
+        )
+    elif report.skipped:
         lines.append("")
         lines.append(
             st(

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sys
-import zlib
 from collections.abc import Iterable, Mapping, Sequence
 
 from compat.errors import CompatError, CompatWarning, GuardError, IncompatibleEnvironment, InputError
@@ -22,12 +21,10 @@ if (
     from typing import Any, Optional
 
     from compat.findings import Finding
+    from compat.guard_cache import Tagged
 
 GUARD_ENV = "COMPAT_GUARD"
-CACHE_ENV = "COMPAT_CACHE_DIR"
 MODES = ("off", "warn", "error")
-CACHE_FORMAT = 4
-"""The guard's entries in compat's one cache (compat.cache: magic, CRC-32, marshal payload)."""
 _SIZE_RE = r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?\s*$"
 _UNITS = {
     "b": 1,
@@ -67,24 +64,6 @@ def _finding(
     return Finding(id, severity, title, message, tuple(Fix(t, c) for t, c in fixes), group=group)
 
 
-def _finding_from_json(d: Mapping[str, Any]) -> Finding:
-    from compat.findings import Finding, Fix
-
-    return Finding(
-        str(d["id"]),
-        str(d["severity"]),
-        str(d["title"]),
-        str(d["message"]),
-        tuple(Fix(str(f["text"]), f.get("command")) for f in d.get("fixes", [])),
-        dict(d.get("facts") or {}),
-        str(d.get("group") or "stack"),
-    )
-
-
-Tagged = tuple["Finding", tuple[str, ...]]
-"""A finding and the frameworks it is about (for guard(frameworks=...))."""
-
-
 def _tag(
     id: str,
     severity: str,
@@ -109,126 +88,6 @@ class GuardResult:
     @property
     def ok(self) -> bool:
         return not any(f.severity == "error" for f in self.findings)
-
-
-# ------------------------------------------------------------------ cheap facts
-
-
-def _read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read(4096)
-    except OSError:
-        return ""
-
-
-def cache_dir(environ: Mapping[str, str]) -> str:
-    """compat's one cache directory (compat.cache.cache_dir)."""
-    from compat.cache import cache_dir as _cache_dir
-
-    return _cache_dir(environ)
-
-
-def _site_state() -> list[tuple[str, int]]:
-    """Modification times of the import path's directories: installing or removing a package changes them."""
-    out = []
-    for entry in sys.path:
-        if not entry:
-            continue
-        try:
-            out.append((entry, os.stat(entry).st_mtime_ns))
-        except OSError:
-            continue
-    return out
-
-
-def _imported_frameworks() -> dict[str, dict[str, Any]]:
-    """Facts about frameworks that are already imported (never imports one)."""
-    out: dict[str, dict[str, Any]] = {}
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        info: dict[str, Any] = {"version": getattr(torch, "__version__", None)}
-        ver = getattr(torch, "version", None)
-        info["cuda"] = getattr(ver, "cuda", None)
-        cuda = getattr(torch, "cuda", None)
-        try:
-            info["cuda_initialized"] = bool(cuda.is_initialized()) if cuda is not None else False
-        except Exception:
-            info["cuda_initialized"] = False
-        out["torch"] = info
-    tf = sys.modules.get("tensorflow")
-    if tf is not None:
-        out["tensorflow"] = {"version": getattr(tf, "__version__", None)}
-    return out
-
-
-def _matrix_dir(environ: Mapping[str, str]) -> str:
-    # Mirrors compat.matrix.resolve_matrix_dir without importing it (the warm path must stay cheap).
-    if environ.get("COMPAT_MATRIX_DIR"):
-        return environ["COMPAT_MATRIX_DIR"]
-    here = os.path.dirname(os.path.realpath(__file__))
-    shipped = os.path.join(here, "_matrix")
-    return shipped if os.path.isdir(shipped) else os.path.join(os.path.dirname(here), "matrix")
-
-
-def _matrix_state(environ: Mapping[str, str]) -> list[Any]:
-    from compat import __version__
-
-    d = _matrix_dir(environ)
-    files = []
-    try:
-        with os.scandir(d) as it:
-            for e in sorted(it, key=lambda e: e.name):
-                if e.name.endswith(".yaml"):
-                    st = e.stat()
-                    files.append((e.name, st.st_mtime_ns, st.st_size))
-    except OSError:
-        pass
-    return [__version__, d, files]
-
-
-OVERRIDE_PREFIX = "COMPAT_OVERRIDE_"  # compat.facts.OVERRIDE_PREFIX, not imported on the warm path
-
-
-def _cache_key(environ: Mapping[str, str], options: Mapping[str, Any]) -> str:
-    parts = {
-        "format": CACHE_FORMAT,
-        "python": sys.version,
-        "executable": sys.executable,
-        "prefix": sys.prefix,
-        "site": _site_state(),
-        "driver": _read("/proc/driver/nvidia/version"),
-        "matrix": _matrix_state(environ),
-        "overrides": sorted(
-            (k, v) for k, v in environ.items() if k.startswith(OVERRIDE_PREFIX) or k == "COMPAT_MATRIX_DIR"
-        ),
-        "visible": environ.get("CUDA_VISIBLE_DEVICES"),
-        "imported": sorted(
-            (k, str(v.get("version")), str(v.get("cuda"))) for k, v in _imported_frameworks().items()
-        ),
-        "options": sorted(options.items()),
-    }
-    blob = repr(sorted(parts.items())).encode()
-    return f"{zlib.crc32(blob):08x}{zlib.adler32(blob):08x}{len(blob):x}"
-
-
-def _load_cache(path: str) -> Optional[list[Tagged]]:
-    from compat import cache
-
-    doc = cache.load(path, CACHE_FORMAT)
-    if doc is None:
-        return None
-    try:
-        return [(_finding_from_json(d["finding"]), tuple(d["frameworks"])) for d in doc["findings"]]
-    except (KeyError, TypeError, IndexError, AttributeError, ValueError):
-        return None  # a damaged cache is ignored, never fatal
-
-
-def _store_cache(path: str, findings: Sequence[Tagged]) -> None:
-    from compat import cache
-
-    doc = {"findings": [{"finding": f.to_json(), "frameworks": list(fw)} for f, fw in findings]}
-    cache.store(path, CACHE_FORMAT, doc)
 
 
 def _nvml_gpus() -> tuple[Optional[str], Optional[list[dict[str, Any]]], str]:
@@ -260,6 +119,7 @@ def _evaluate(
     nvml: tuple[Optional[str], Optional[list[dict[str, Any]]], str],
 ) -> list[Tagged]:
     from compat.facts import Fact, Facts, Gpu, apply_overrides, make_fact, missing
+    from compat.guard_cache import _imported_frameworks, _matrix_dir
     from compat.installed import installed_facts
     from compat.matrix import get_matrix
     from compat.resolver import resolve
@@ -409,6 +269,8 @@ def _guard(
 ) -> GuardResult:
     if fail_on not in ("error", "warning"):
         raise GuardError(f"fail_on must be 'error' or 'warning', got {fail_on!r}")
+    from compat.guard_cache import _cache_key, _imported_frameworks, _load_cache, _store_cache, cache_dir
+
     need_free = parse_size(min_free_gpu_memory) if min_free_gpu_memory is not None else None
     need_gpu = require_gpu or bool(min_gpus) or need_free is not None
 

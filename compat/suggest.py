@@ -23,6 +23,7 @@ from compat.errors import InputError
 from compat.facts import Facts
 from compat.findings import Finding
 from compat.matrix import Matrix, TfRelease, TorchRelease, TorchVariant
+from compat.output import SCHEMA_VERSION
 from compat.solver.commands import installer, pypi_default_tag, tf_command, torch_command
 from compat.solver.solve import apply_changes
 from compat.versions import CC, parse_cc
@@ -68,7 +69,7 @@ class Suggestion:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "schema_version": 1,
+            "schema_version": SCHEMA_VERSION,
             "torch": self.torch.to_json() if self.torch else None,
             "tensorflow": self.tensorflow.to_json() if self.tensorflow else None,
             "jax": self.jax.to_json() if self.jax else None,

@@ -33,15 +33,42 @@ class Target:
     def is_own(self) -> bool:
         return _same(self.python, sys.executable)
 
+    @property
+    def argument(self) -> str | None:
+        """What to pass as `python=` to the probes and the smoke job: None for compat's own interpreter (probed
+        in-process, which is faster), else the interpreter's path."""
+        return None if self.is_own else self.python
+
     def describe(self) -> str:
         return f"{self.python} ({self.reason})"
 
+    def to_json(self) -> dict[str, str]:
+        """The report's `interpreter` key."""
+        return {"python": self.python, "reason": self.reason}
+
 
 def _same(a: str, b: str) -> bool:
+    """The same interpreter *and* the same environment. Not samefile alone: a virtual environment's python is a
+    link to the base interpreter (pipx's venv and the user's venv often link to the same /usr/bin/python3.12),
+    and it is the folder it is started from that selects the environment's site-packages."""
+    da, db = os.path.dirname(os.path.abspath(a)), os.path.dirname(os.path.abspath(b))
+    if os.path.normcase(da) != os.path.normcase(db):
+        try:
+            if not os.path.samefile(da, db):
+                return False
+        except OSError:
+            return False
     try:
         return os.path.samefile(a, b)
     except OSError:
         return os.path.abspath(a) == os.path.abspath(b)
+
+
+def header_line(target_json: object) -> str:
+    """`Interpreter: PATH (why)` for a report's text header, from its `interpreter` key."""
+    if isinstance(target_json, dict) and target_json.get("python"):
+        return f"Interpreter: {target_json['python']} ({target_json.get('reason') or 'unknown'})"
+    return ""
 
 
 def _env_python(prefix: str, windows: bool) -> str | None:

@@ -28,6 +28,9 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         if key.startswith("COMPAT_") and key != "COMPAT_CACHE_DIR":
             monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
+    # doctor, smoke and suggest inspect the active environment (compat/target.py): in tests, the one running them.
+    monkeypatch.setenv("VIRTUAL_ENV", sys.prefix)
+    monkeypatch.delenv("CONDA_PREFIX", raising=False)
     yield
 
 

@@ -30,7 +30,12 @@ def check_cpu_build(ctx: Ctx) -> Iterator[Result]:
         builds.append(("TensorFlow", f"TensorFlow {ctx.tf.raw}", "its build reports no CUDA", "CPU-only"))
     if not builds:
         if ctx.torch is None and ctx.tf is None:
-            yield Skip(CPU_BUILD, "no framework given (--torch, --tensorflow)")
+            yield Skip(
+                CPU_BUILD,
+                "no PyTorch or TensorFlow given (JAX's build is checked by jax.cpu-build)"
+                if ctx.facts.get("jax") is not None
+                else "no framework given (--torch, --tensorflow)",
+            )
         return
     want = ctx.require_gpu or ctx.gpu_present
     if not want:

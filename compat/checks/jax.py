@@ -152,6 +152,10 @@ def _build_known(b: JaxCudaBuild | None) -> bool:
 def _fix_release(f: JaxFacts, table: JaxTable, matrix: Any) -> tuple[Fix, ...]:
     best = _best_release(f, table, matrix)
     if best is None:
+        if f.python and not any(r.python_ok(f.python) is not False for r in table.releases):
+            return (
+                Fix(f"No JAX release in the matrix has wheels for Python {f.python}; use a newer Python."),
+            )
         return (Fix("No JAX release in the matrix runs on these facts; upgrade the NVIDIA driver first."),)
     r, major = best
     return (install_fix(f"Install jax {r.version} with its CUDA {major} build:", r, major),)
@@ -284,6 +288,10 @@ def check_jax(f: JaxFacts, table: JaxTable, matrix: Any = None) -> Iterator[Resu
         )
         return
     problems_driver = False
+    if not f.driver:
+        yield Skip(JAX_DRIVER, f"no driver version known for JAX's CUDA {major} build (give --driver)")
+    if f.cc is None:
+        yield Skip(JAX_ARCH, "no GPU compute capability known (give --gpu or --cc)")
     if f.driver:
         floor, where = driver_floor(table, matrix, major)
         if floor and not _driver_ok(f.driver, floor):

@@ -41,7 +41,12 @@ def check_python(ctx: Ctx) -> Iterator[Result]:
             )
         )
     if not pairs:
-        yield Skip(PYTHON_FRAMEWORK, "no known framework release given (--torch, --tensorflow)")
+        yield Skip(
+            PYTHON_FRAMEWORK,
+            "no PyTorch or TensorFlow release given (JAX's Python wheels are checked by jax.python)"
+            if ctx.facts.get("jax") is not None
+            else "no known framework release given (--torch, --tensorflow)",
+        )
         return
     if py is None:
         yield Skip(PYTHON_FRAMEWORK, ctx.facts.reason("python") or "no Python version (give --python)")

@@ -2,24 +2,77 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from dataclasses import replace
+from typing import List, Optional  # noqa: UP035 - typer needs typing.List on Python 3.9
 
 import typer
 
-from compat.commands.common import FAIL_ON_OPT, JSON_OPT, MATRIX_OPT, check_fail_on, emit, load
+from compat.commands.common import (
+    FAIL_ON_OPT,
+    FORMAT_OPT,
+    IGNORE_OPT,
+    JSON_OPT,
+    MATRIX_OPT,
+    SELECT_OPT,
+    SHOW_SKIPPED_OPT,
+    emit_report,
+    load,
+    options,
+)
 from compat.errors import InputError
-from compat.facts import Facts, apply_flags, apply_overrides, host_os, load_snapshot, make_fact
+from compat.facts import (
+    Facts,
+    apply_flags,
+    apply_overrides,
+    host_os,
+    load_snapshot,
+    make_fact,
+    read_overrides,
+)
 from compat.matrix import Matrix
+from compat.versions import parse_cc
 
 
 def resolve_gpu_name(m: Matrix, name: Optional[str], cc: Optional[str]) -> None:
-    """An unknown --gpu without --cc is a usage error that suggests the closest names."""
-    if name is None or not name.strip() or cc:
+    """An unknown --gpu without --cc is a usage error that suggests the closest names; a --cc that contradicts
+    the compute capability the matrix gives for --gpu is one too (one of the two is a typo)."""
+    if name is None or not name.strip():
         return
-    if m.gpu(name) is None:
+    row = m.gpu(name)
+    if cc and cc.strip():
+        if row is not None:
+            given = str(parse_cc(cc))
+            if given != str(row.cc):
+                raise InputError(
+                    f"--gpu {name!r} has compute capability {row.cc} ({row.name}, from the matrix) but --cc is "
+                    f"{given}: give one of them, or the right pair"
+                )
+        return
+    if row is None:
         sugg = m.gpu_suggestions(name)
         hint = f"; did you mean: {', '.join(repr(s) for s in sugg)}" if sugg else ""
         raise InputError(f"unknown GPU {name!r}{hint} (or give its compute capability with --cc X.Y)")
+
+
+def fill_gpu_cc(m: Matrix, facts: Facts) -> Facts:
+    """GPUs named without a compute capability get the one the matrix gives (marked `cc_source: matrix`)."""
+    if not facts.gpus:
+        return facts
+    out = []
+    changed = False
+    for g in facts.gpus:
+        row = m.gpu(g.name) if g.name and not g.cc else None
+        if row is not None:
+            g = replace(g, cc=str(row.cc), details={**g.details, "cc_source": "matrix"})
+            changed = True
+        out.append(g)
+    return facts.with_gpus(tuple(out), facts.gpus_source) if changed else facts
+
+
+NOTHING_TO_CHECK = (
+    "nothing to check: give at least one of --driver, --gpu, --cc, --cuda, --cudnn, --torch, --tensorflow, "
+    "--jax, --python, --snapshot or --target-driver"
+)
 
 
 def build_facts(
@@ -36,6 +89,10 @@ def build_facts(
     return apply_flags(facts, flags)
 
 
+def _any_override() -> bool:
+    return any(v is not None for v in read_overrides().values())
+
+
 def register(app: typer.Typer) -> None:
     @app.command("check")
     def check(
@@ -43,7 +100,10 @@ def register(app: typer.Typer) -> None:
             None, "--driver", metavar="V", help="NVIDIA driver version, e.g. 535.104.05."
         ),
         os_name: Optional[str] = typer.Option(
-            None, "--os", metavar="linux|windows", help="Default: this machine's."
+            None,
+            "--os",
+            metavar="linux|windows|macos",
+            help="linux, windows or macos (also win32, win, darwin, mac, osx); default: this machine's.",
         ),
         gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="GPU name, e.g. 'RTX 4090'."),
         cc: Optional[str] = typer.Option(None, "--cc", metavar="X.Y", help="GPU compute capability."),
@@ -75,11 +135,18 @@ def register(app: typer.Typer) -> None:
             help="Check what is installed in this environment (e.g. inside `docker build`) against driver V.",
         ),
         json_out: bool = JSON_OPT,
-        fail_on: str = FAIL_ON_OPT,
+        show_skipped: bool = SHOW_SKIPPED_OPT,
+        fmt: Optional[str] = FORMAT_OPT,
+        fail_on: Optional[str] = FAIL_ON_OPT,
+        select: List[str] = SELECT_OPT,  # noqa: UP006
+        ignore: List[str] = IGNORE_OPT,  # noqa: UP006
         matrix: Optional[str] = MATRIX_OPT,
     ) -> None:
-        """What-if: check a stack described by flags (and/or a snapshot) against the matrix."""
-        check_fail_on(fail_on)
+        """What-if: check a stack described by flags (and/or a snapshot) against the matrix.
+
+        Example: compat check --driver 535.104.05 --gpu "RTX 4090" --torch 2.5.1+cu124
+        """
+        opts = options(fmt, json_out, fail_on, select, ignore)
         m = load(matrix)
         flags = {
             "driver": driver,
@@ -93,7 +160,11 @@ def register(app: typer.Typer) -> None:
             "jax": jax,
             "python": python,
         }
+        given = [k for k, v in flags.items() if v is not None and k != "os"]
         if target_driver is not None:
+            # The in-build check: a target driver means the image is meant for a GPU, so a CPU-only
+            # framework in it is an error, not an OK.
+            require_gpu = True
             from compat.installed import installed_facts
 
             if driver is not None:
@@ -104,6 +175,9 @@ def register(app: typer.Typer) -> None:
             resolve_gpu_name(m, gpu, cc)
         else:
             facts = build_facts(m, snapshot=snapshot, flags={k: v for k, v in flags.items() if v is not None})
+        if not given and snapshot is None and target_driver is None and not _any_override():
+            raise InputError(NOTHING_TO_CHECK)  # after the flags given were validated: a bad --os says so
+        facts = fill_gpu_cc(m, facts)
         from compat.resolver import resolve
 
         extra: tuple = ()  # type: ignore[type-arg]
@@ -112,4 +186,10 @@ def register(app: typer.Typer) -> None:
 
             extra = doctor_checks
         report = resolve(facts, m, require_gpu=require_gpu, extra_checks=extra)
-        raise typer.Exit(emit(report, json_out=json_out, title="compat check", fail_on=fail_on))
+        if facts.probes:  # ... and its skipped checks read as the doctor's did
+            from compat.commands.doctor import in_doctor_terms, inspected_python
+
+            report.skipped[:] = in_doctor_terms(report.skipped, inspected_python(facts.probes))
+        raise typer.Exit(
+            emit_report(report, opts, title="compat check", kind="report", show_skipped=show_skipped)
+        )

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-import sys
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
-from compat.errors import EXIT_INCOMPATIBLE, EXIT_OK, InputError
-from compat.findings import Report, at_or_above
+from compat.errors import InputError
+from compat.findings import Report
 from compat.matrix import Matrix, get_matrix
+
+if TYPE_CHECKING:
+    from compat.output.options import OutputOptions
 
 FAIL_ON = ("error", "warning")
 
 
-def check_fail_on(value: str) -> str:
+def check_fail_on(value: Optional[str]) -> str:
+    if value is None:
+        return "error"
     if value not in FAIL_ON:
         raise InputError(f"--fail-on must be one of {', '.join(FAIL_ON)}, got {value!r}")
     return value
@@ -26,21 +30,98 @@ def load(matrix: Optional[str]) -> Matrix:
     return get_matrix(matrix_dir(matrix))
 
 
-def emit(report: Report, *, json_out: bool, title: str, fail_on: str) -> int:
-    """Print the report (JSON document alone on stdout, or text) and return the exit code."""
-    from compat.render import dumps, render_text
+def options(
+    fmt: Optional[str],
+    json_out: bool,
+    fail_on: Optional[str] = None,
+    select: Optional[list[str]] = None,
+    ignore: Optional[list[str]] = None,
+) -> OutputOptions:
+    """The output options in force (flags, else `[tool.compat]` of the nearest pyproject.toml)."""
+    from compat.output.options import output_options
 
-    if json_out:
-        sys.stdout.write(dumps(report.to_json()) + "\n")
-    else:
-        sys.stdout.write(render_text(report, title, sys.stdout))
-    return EXIT_INCOMPATIBLE if at_or_above(report.findings, fail_on) else EXIT_OK
+    return output_options(fmt, json_out, fail_on, select or (), ignore or ())
 
 
+def emit_report(
+    report: Report,
+    opts: OutputOptions,
+    *,
+    title: str,
+    kind: str,
+    file: Optional[str] = None,
+    show_skipped: bool = True,
+    inventory: bool = False,
+) -> int:
+    """A report's findings narrowed by --select/--ignore, written in the chosen format; the exit code.
+    `show_skipped=False` collapses skipped checks to a count in text; `inventory` opens the text with the machine's
+    inventory block (the doctor)."""
+    from compat.output.documents import ReportDocument
+    from compat.output.emit import emit as _emit
+    from compat.output.options import select_report
+
+    doc = ReportDocument(
+        select_report(report, opts),
+        title=title,
+        kind=kind,
+        file=file,
+        show_skipped=show_skipped,
+        inventory=inventory,
+    )
+    return _emit(doc, opts.format, opts.fail_on)
+
+
+def emit(
+    report: Report,
+    *,
+    json_out: bool,
+    title: str,
+    fail_on: str,
+    show_skipped: bool = True,
+    inventory: bool = False,
+) -> int:
+    """Print the report (JSON document alone on stdout, or text) and return the exit code (kept for callers that
+    predate `emit_report`)."""
+    from compat.output.documents import ReportDocument
+    from compat.output.emit import emit as _emit
+
+    doc = ReportDocument(report, title=title, show_skipped=show_skipped, inventory=inventory)
+    return _emit(doc, "json" if json_out else "text", check_fail_on(fail_on))
+
+
+def emit_document(document: Any, opts: OutputOptions) -> int:
+    from compat.output.emit import emit as _emit
+
+    return _emit(document, opts.format, opts.fail_on)
+
+
+SHOW_SKIPPED_OPT = typer.Option(
+    False, "--show-skipped", help="List every skipped check with its reason (default: only their count)."
+)
 MATRIX_OPT = typer.Option(
     None, "--matrix", metavar="DIR", help="Matrix directory to use instead of the shipped one."
 )
-JSON_OPT = typer.Option(False, "--json", help="Print one JSON document (schema_version 1) on stdout.")
+JSON_OPT = typer.Option(
+    False, "--json", help="Print one JSON document (schema_version 1) on stdout; same as --format json."
+)
+FORMAT_OPT = typer.Option(
+    None,
+    "--format",
+    metavar="text|json|markdown|sarif|github",
+    help="Output format (default: text, or `format` in [tool.compat] of pyproject.toml).",
+)
 FAIL_ON_OPT = typer.Option(
-    "error", "--fail-on", metavar="error|warning", help="Exit 1 at or above this severity."
+    None, "--fail-on", metavar="error|warning", help="Exit 1 at or above this severity (default: error)."
+)
+SELECT_OPT = typer.Option(
+    [],
+    "--select",
+    metavar="ID[,ID...]",
+    help="Report only findings whose id starts with one of these prefixes; repeatable.",
+)
+IGNORE_OPT = typer.Option(
+    [],
+    "--ignore",
+    metavar="ID[,ID...]",
+    help="Drop findings whose id starts with one of these prefixes; repeatable.",
 )

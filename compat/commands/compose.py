@@ -6,7 +6,17 @@ from typing import List, Optional  # noqa: UP035 - typer needs typing.List on Py
 
 import typer
 
-from compat.commands.common import FAIL_ON_OPT, JSON_OPT, MATRIX_OPT, check_fail_on, emit, load
+from compat.commands.common import (
+    FAIL_ON_OPT,
+    FORMAT_OPT,
+    IGNORE_OPT,
+    JSON_OPT,
+    MATRIX_OPT,
+    SELECT_OPT,
+    emit_report,
+    load,
+    options,
+)
 from compat.commands.k8s import target_from_options
 
 
@@ -31,17 +41,21 @@ def register(app: typer.Typer) -> None:
             help="Compute capability of that GPU (instead of --target-gpu).",
         ),
         json_out: bool = JSON_OPT,
-        fail_on: str = FAIL_ON_OPT,
+        fmt: Optional[str] = FORMAT_OPT,
+        fail_on: Optional[str] = FAIL_ON_OPT,
+        select: List[str] = SELECT_OPT,  # noqa: UP006
+        ignore: List[str] = IGNORE_OPT,  # noqa: UP006
         matrix: Optional[str] = MATRIX_OPT,
     ) -> None:
-        """Check Compose files: GPU reservations, runtime, shared memory and the images each service builds."""
-        check_fail_on(fail_on)
+        """Check Compose files: GPU reservations, runtime, shared memory and the images each service builds.
+
+        Example: compat compose docker-compose.yml --target-driver 550.54.15
+        """
+        opts = options(fmt, json_out, fail_on, select, ignore)
         m = load(matrix)
         target = target_from_options(m, target_driver, target_gpu, target_cc)
         from compat.sources.compose import check_compose
 
         files = list(paths or ["."])
         report = check_compose(files, m, target)
-        raise typer.Exit(
-            emit(report, json_out=json_out, title=f"compat compose {' '.join(files)}", fail_on=fail_on)
-        )
+        raise typer.Exit(emit_report(report, opts, title=f"compat compose {' '.join(files)}", kind="compose"))

@@ -7,7 +7,18 @@ from typing import List, Optional  # noqa: UP035 - typer needs typing.List on Py
 
 import typer
 
-from compat.commands.common import FAIL_ON_OPT, JSON_OPT, MATRIX_OPT, check_fail_on, emit, load
+from compat.commands.common import (
+    FAIL_ON_OPT,
+    FORMAT_OPT,
+    IGNORE_OPT,
+    JSON_OPT,
+    MATRIX_OPT,
+    SELECT_OPT,
+    SHOW_SKIPPED_OPT,
+    emit_report,
+    load,
+    options,
+)
 from compat.errors import InputError
 
 
@@ -59,11 +70,18 @@ def register(app: typer.Typer) -> None:
             help="Build context for COPY'd requirements files (default: PATH's folder).",
         ),
         json_out: bool = JSON_OPT,
-        fail_on: str = FAIL_ON_OPT,
+        show_skipped: bool = SHOW_SKIPPED_OPT,
+        fmt: Optional[str] = FORMAT_OPT,
+        fail_on: Optional[str] = FAIL_ON_OPT,
+        select: List[str] = SELECT_OPT,  # noqa: UP006
+        ignore: List[str] = IGNORE_OPT,  # noqa: UP006
         matrix: Optional[str] = MATRIX_OPT,
     ) -> None:
-        """Check a Dockerfile's CUDA / cuDNN / framework / Python stack without building it."""
-        check_fail_on(fail_on)
+        """Check a Dockerfile's CUDA / cuDNN / framework / Python stack without building it.
+
+        Example: compat dockerfile Dockerfile --target-driver 535.104.05 --target-gpu A100
+        """
+        opts = options(fmt, json_out, fail_on, select, ignore)
         if target_gpu is not None and target_cc is not None:
             raise InputError("give --target-gpu or --target-cc, not both")
         args = parse_build_args(build_arg)
@@ -92,4 +110,14 @@ def register(app: typer.Typer) -> None:
             build_args=args,
             context=context,
         )
-        raise typer.Exit(emit(report, json_out=json_out, title=f"compat dockerfile {path}", fail_on=fail_on))
+        shown = os.path.join(path, "Dockerfile") if os.path.isdir(path) else path
+        raise typer.Exit(
+            emit_report(
+                report,
+                opts,
+                title=f"compat dockerfile {path}",
+                kind="dockerfile",
+                file=shown,
+                show_skipped=show_skipped,
+            )
+        )

@@ -5,12 +5,23 @@ from __future__ import annotations
 import math
 import os
 import sys
-from typing import Any, Optional
+from typing import Any, List, Optional  # noqa: UP035 - typer needs typing.List on Python 3.9
 
 import typer
 
-from compat.commands.common import FAIL_ON_OPT, JSON_OPT, MATRIX_OPT, check_fail_on, emit, load
-from compat.errors import InputError
+from compat.commands.common import (
+    FAIL_ON_OPT,
+    FORMAT_OPT,
+    IGNORE_OPT,
+    JSON_OPT,
+    MATRIX_OPT,
+    SELECT_OPT,
+    SHOW_SKIPPED_OPT,
+    emit_report,
+    load,
+    options,
+)
+from compat.errors import EXIT_INCOMPATIBLE, EXIT_OK, InputError
 
 SMOKE_TIMEOUT = 120.0
 """Seconds the doctor gives the smoke-training child (compat smoke defaults to more)."""
@@ -45,16 +56,78 @@ def _smoke(
     return list(smoke_findings(result)), result.to_json(), None
 
 
+def _doctor_terms(python: str) -> tuple[tuple[str, str], ...]:
+    """The resolver's skip reasons name `compat check` flags; the doctor has none of them: it says what it
+    found on this machine and in the environment it inspected (issue 20)."""
+    return (
+        ("no PyTorch version given (--torch)", f"PyTorch is not installed in {python}"),
+        ("no TensorFlow version given (--tensorflow)", f"TensorFlow is not installed in {python}"),
+        ("no known framework release given (--torch, --tensorflow)", f"no PyTorch or TensorFlow in {python}"),
+        ("no framework given (--torch, --tensorflow)", f"no PyTorch or TensorFlow in {python}"),
+        ("no cuDNN version given (--cudnn)", "no cuDNN found on this machine"),
+        ("no system cuDNN version (give --cudnn)", "no cuDNN found on this machine"),
+        ("no CUDA version given (--cuda)", "no CUDA toolkit found on this machine"),
+        (
+            "(give --torch, --tensorflow or --cuda)",
+            f"(no CUDA framework in {python} and no CUDA toolkit found)",
+        ),
+        ("(give --torch or --tensorflow)", f"(no CUDA build of PyTorch or TensorFlow in {python})"),
+        ("(--torch, --tensorflow)", f"(neither PyTorch nor TensorFlow is installed in {python})"),
+        ("(give --cuda)", "(no CUDA toolkit found: no nvcc)"),
+        ("(give --gpu or --cc)", "(no NVIDIA GPU found)"),
+        ("(give --driver)", "(no NVIDIA driver found)"),
+        ("(give --python)", f"(the Python version of {python} could not be read)"),
+        ("(give --os)", "(this machine's OS could not be read)"),
+    )
+
+
+def inspected_python(probes: Any, default: str = "the inspected interpreter") -> str:
+    """The interpreter whose environment the framework probe read (a doctor snapshot says it too)."""
+    from collections.abc import Mapping
+
+    fw = (
+        probes.get("frameworks") if isinstance(probes, Mapping) else None
+    )  # Facts.probes: a ProbeSet (a Mapping)
+    exe = fw.get("executable") if isinstance(fw, Mapping) else None
+    return exe if isinstance(exe, str) and exe else default
+
+
+def in_doctor_terms(skipped: list[Any], python: str) -> list[Any]:
+    """`skipped` with every reason in the doctor's language; a flag of another command never shows."""
+    import re
+    from dataclasses import replace
+
+    terms = _doctor_terms(python)
+    out = []
+    for sk in skipped:
+        reason = sk.reason
+        for old, new in terms:
+            reason = reason.replace(old, new)
+        reason = re.sub(r"\s*\((?:give )?--(?!no-smoke)[a-z][^)]*\)", "", reason)  # any flag not listed above
+        out.append(replace(sk, reason=reason))
+    return out
+
+
 def register(app: typer.Typer) -> None:
     @app.command("doctor")
     def doctor(
         json_out: bool = JSON_OPT,
+        fmt: Optional[str] = FORMAT_OPT,
+        select: List[str] = SELECT_OPT,  # noqa: UP006
+        ignore: List[str] = IGNORE_OPT,  # noqa: UP006
+        redact: bool = typer.Option(
+            False,
+            "--redact",
+            help="Remove host names, user names in paths, GPU UUIDs and serials from the output.",
+        ),
+        show_skipped: bool = SHOW_SKIPPED_OPT,
         no_smoke: bool = typer.Option(False, "--no-smoke", help="Skip the smoke-training job."),
         python: Optional[str] = typer.Option(
             None,
             "--python",
             metavar="PATH",
-            help="Inspect the environment of this interpreter instead of compat's own.",
+            help="Inspect this interpreter's environment (default: $VIRTUAL_ENV, else $CONDA_PREFIX, else the "
+            "python3 on PATH).",
         ),
         save_snapshot: Optional[str] = typer.Option(
             None,
@@ -65,7 +138,7 @@ def register(app: typer.Typer) -> None:
         require_gpu: bool = typer.Option(
             False, "--require-gpu", help="A missing or unusable GPU is an error."
         ),
-        fail_on: str = FAIL_ON_OPT,
+        fail_on: Optional[str] = FAIL_ON_OPT,
         matrix: Optional[str] = MATRIX_OPT,
         timeout: float = typer.Option(
             5.0,
@@ -79,50 +152,147 @@ def register(app: typer.Typer) -> None:
             help="Import every framework afresh even if nothing changed since the last successful import.",
         ),
     ) -> None:
-        """Probe this machine: driver, GPUs and their health, CUDA, cuDNN, frameworks, resources; every problem with its fix."""
-        check_fail_on(fail_on)
+        """Probe this machine: driver, GPUs and their health, CUDA, cuDNN, frameworks, resources; every problem with its fix.
+
+        Example: compat doctor --format markdown --redact > report.md
+        """
+        opts = options(fmt, json_out, fail_on, select, ignore)
+        json_out = opts.format != "text"  # no progress lines around a document
         _validate(python, timeout, save_snapshot)
         m = load(matrix)
-        from compat.probes import gather_facts
-        from compat.probes.checks import doctor_checks
-        from compat.resolver import resolve
+        from compat.target import find_target
 
-        if not json_out and sys.stderr.isatty():
-            sys.stderr.write("compat doctor: probing this machine...\n")
-        import time
+        report = doctor_report(
+            m,
+            find_target(python),
+            timeout=timeout,
+            smoke=not no_smoke,
+            require_gpu=require_gpu,
+            cache=not no_cache,
+            save_snapshot=save_snapshot,
+            progress=not json_out,
+        )
+        raise typer.Exit(_emit(report, opts, redact=redact, show_skipped=show_skipped))
 
-        started = time.monotonic()
-        facts = gather_facts(python, timeout=timeout, cache=not no_cache)
-        if save_snapshot is not None:
-            from compat.facts import save_snapshot as _save
 
-            try:
-                _save(facts, save_snapshot)
-            except OSError as exc:
-                raise InputError(f"--save-snapshot {save_snapshot!r}: {exc.strerror or exc}") from None
-        report = resolve(facts, m, require_gpu=require_gpu, extra_checks=doctor_checks)
-        if no_smoke:
-            from compat.findings import Skip
+def doctor_report(
+    m: Any,
+    target: Any,
+    *,
+    timeout: float = 5.0,
+    smoke: bool = True,
+    require_gpu: bool = False,
+    cache: bool = True,
+    save_snapshot: Optional[str] = None,
+    progress: bool = True,
+) -> Any:
+    """Probe this machine and the environment of `target` (compat.target.Target): the doctor's Report."""
+    import time
 
-            report.skipped.append(Skip("smoke", "--no-smoke"))
-        else:
-            if not json_out and sys.stderr.isatty():
-                sys.stderr.write("compat doctor: smoke-training a tiny CNN...\n")
+    from compat.probes import gather_facts
+    from compat.probes.checks import doctor_checks
+    from compat.progress import Progress
+    from compat.resolver import resolve
+
+    python = target.argument
+    started = time.monotonic()
+    with Progress("compat doctor: probing this machine", enabled=progress):
+        facts = gather_facts(python, timeout=timeout, cache=cache)
+    if save_snapshot is not None:
+        from compat.facts import save_snapshot as _save
+
+        try:
+            _save(facts, save_snapshot)
+        except OSError as exc:
+            raise InputError(f"--save-snapshot {save_snapshot!r}: {exc.strerror or exc}") from None
+    report = resolve(facts, m, require_gpu=require_gpu, extra_checks=doctor_checks)
+    from compat.findings import Skip
+
+    if not smoke:
+        report.skipped.append(Skip("smoke", "--no-smoke"))
+    else:
+        with Progress("compat doctor: smoke-training a tiny CNN", enabled=progress):
             found, doc, why = _smoke(python, facts.probes, started, timeout)
-            report.findings.extend(found)
-            if doc is not None:
-                report.extra["smoke"] = doc
-            if why is not None:
-                from compat.findings import Skip
+        report.findings.extend(found)
+        if doc is not None:
+            report.extra["smoke"] = doc
+        if why is not None:
+            report.skipped.append(Skip("smoke", why))
+    import socket
 
-                report.skipped.append(Skip("smoke", why))
-        import socket
+    report.extra["interpreter"] = target.to_json()
+    report.extra["host"] = socket.gethostname()  # names the node in `compat fleet merge`
+    from compat.probes.probeset import (
+        probe_set,
+    )  # the one codec of probe results (its keys: a public contract)
 
-        report.extra["host"] = socket.gethostname()  # names the node in `compat fleet merge`
-        from compat.probes.probeset import (
-            probe_set,  # the one codec of probe results (keys: a public contract)
+    report.extra["probes"] = probe_set(facts.probes).to_json()
+    report.extra["gpus"] = None if facts.gpus is None else [g.to_json() for g in facts.gpus]
+    report.skipped[:] = in_doctor_terms(report.skipped, inspected_python(facts.probes, target.python))
+    return report
+
+
+def snapshot_report(m: Any, path: str) -> Any:
+    """The doctor's Report rebuilt from a saved snapshot (`compat doctor --save-snapshot`, examples/*.json)."""
+    from compat.facts import load_snapshot
+    from compat.probes.checks import doctor_checks
+    from compat.resolver import resolve
+
+    facts = load_snapshot(path)
+    report = resolve(facts, m, extra_checks=doctor_checks if facts.probes else ())
+    from compat.probes.probeset import (
+        probe_set,
+    )  # the one codec of probe results (its keys: a public contract)
+
+    report.extra["probes"] = probe_set(facts.probes).to_json()
+    report.extra["gpus"] = None if facts.gpus is None else [g.to_json() for g in facts.gpus]
+    report.extra["snapshot"] = os.path.basename(path)
+    report.skipped[:] = in_doctor_terms(report.skipped, inspected_python(facts.probes))
+    return report
+
+
+def _emit(report: Any, opts: Any, *, redact: bool, show_skipped: bool) -> int:
+    """Print the doctor's report in the chosen format (text, json, markdown, sarif, github), narrowed by
+    --select/--ignore and redacted on request; the exit code."""
+    from compat.findings import at_or_above
+    from compat.output.options import select_report
+
+    report = select_report(report, opts)
+    code = EXIT_INCOMPATIBLE if at_or_above(report.findings, opts.fail_on) else EXIT_OK
+    if opts.format == "markdown":
+        from compat.report_markdown import doctor_markdown
+
+        sys.stdout.write(doctor_markdown(report.to_json(), redact=redact))
+        return code
+
+    def plain() -> int:
+        return emit_report(
+            report, opts, title="compat doctor", kind="doctor", show_skipped=show_skipped, inventory=True
         )
 
-        report.extra["probes"] = probe_set(facts.probes).to_json()
-        report.extra["gpus"] = None if facts.gpus is None else [g.to_json() for g in facts.gpus]
-        raise typer.Exit(emit(report, json_out=json_out, title="compat doctor", fail_on=fail_on))
+    if not redact:
+        return plain()
+    from compat.redact import Redactor
+
+    r = Redactor()
+    if opts.format == "json":
+        from compat.render import dumps
+
+        sys.stdout.write(dumps(r.document(report.to_json())) + "\n")
+    elif opts.format == "text":
+        from compat.render import render_text
+
+        sys.stdout.write(
+            r.text(
+                render_text(report, "compat doctor", sys.stdout, show_skipped=show_skipped, inventory=True)
+            )
+        )
+    else:  # sarif, github: the rendered document, redacted as text
+        import contextlib
+        import io
+
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            code = plain()
+        sys.stdout.write(r.text(buf.getvalue()))
+    return code

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
-import sys
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, List, Optional  # noqa: UP035 - typer needs typing.List on Python 3.9
 
 import typer
 
-from compat.commands.common import JSON_OPT, MATRIX_OPT
-from compat.errors import EXIT_OK, InputError, MatrixError
+from compat.commands.common import (
+    FORMAT_OPT,
+    IGNORE_OPT,
+    JSON_OPT,
+    MATRIX_OPT,
+    SELECT_OPT,
+    emit_document,
+    options,
+)
+from compat.errors import InputError, MatrixError
+
+if TYPE_CHECKING:
+    from compat.output.options import OutputOptions
 
 
 def _machine_facts() -> tuple[Any, str]:
@@ -26,19 +36,21 @@ def _machine_facts() -> tuple[Any, str]:
 def run_explain(
     file: Optional[str],
     *,
-    json_out: bool,
+    json_out: bool = False,
     with_doctor: bool,
     snapshot: Optional[str],
     matrix: Optional[str],
     context: int = 0,
+    opts: Optional[OutputOptions] = None,
 ) -> int:
     from compat.cli import matrix_dir
     from compat.explain.catalogue import catalogue_from_file, default_catalogue
     from compat.explain.engine import Scanner, finish
     from compat.explain.reader import iter_log_bytes
     from compat.matrix import get_matrix, resolve_matrix_dir
-    from compat.render import dumps
 
+    if opts is None:
+        opts = options(None, json_out)
     if with_doctor and snapshot:
         raise InputError("give --with-doctor or --snapshot, not both")
     mdir = matrix_dir(matrix)
@@ -61,8 +73,15 @@ def run_explain(
     if context < 0:
         raise InputError("--context must be 0 or more")
     scanner = Scanner(catalogue, context=context)
-    for block in iter_log_bytes(file):
-        scanner.feed_bytes(block)
+    from compat.progress import Progress
+
+    name = "standard input" if file in (None, "-") else str(file)
+    with Progress(f"compat explain: reading {name}") as bar:
+        read = 0
+        for block in iter_log_bytes(file):
+            scanner.feed_bytes(block)
+            read += len(block)
+            bar.update(f"compat explain: reading {name} ({read >> 20} MiB)")
     scanner.close()
     if facts is not None and m is None:
         from dataclasses import replace
@@ -71,16 +90,12 @@ def run_explain(
         diags = [replace(d, facts={**d.facts, "cross_check": note}) for d in scanner.diagnoses()]
     else:
         diags = finish(scanner, facts, m)
-    if json_out:
-        from compat.explain import explain_document
+    from compat.output.documents import ExplainDocument
+    from compat.output.options import select_diagnoses
 
-        sys.stdout.write(dumps(explain_document(diags)) + "\n")
-    else:
-        from compat.explain.render import render
-
-        source = "<stdin>" if file in (None, "-") else str(file)
-        sys.stdout.write(render(diags, source, scanner.lines, sys.stdout))
-    return EXIT_OK
+    source = "<stdin>" if file in (None, "-") else str(file)
+    doc = ExplainDocument(select_diagnoses(diags, opts), source=source, lines=scanner.lines)
+    return emit_document(doc, opts)
 
 
 def register(app: typer.Typer) -> None:
@@ -90,6 +105,9 @@ def register(app: typer.Typer) -> None:
             None, metavar="[FILE|-]", help="The log to read (default: stdin)."
         ),
         json_out: bool = JSON_OPT,
+        fmt: Optional[str] = FORMAT_OPT,
+        select: List[str] = SELECT_OPT,  # noqa: UP006
+        ignore: List[str] = IGNORE_OPT,  # noqa: UP006
         with_doctor: bool = typer.Option(
             False, "--with-doctor", help="Probe this machine and cross-check each diagnosis against it."
         ),
@@ -104,13 +122,17 @@ def register(app: typer.Typer) -> None:
             False, "--last", help="Why the last recorded run died (compat run / watch / %load_ext compat)."
         ),
     ) -> None:
-        """Read a crash log (a file, or stdin), name the root cause and give the fix."""
+        """Read a crash log (a file, or stdin), name the root cause and give the fix.
+
+        Example: python train.py 2>&1 | tee train.log; compat explain train.log
+        """
+        opts = options(fmt, json_out, None, select, ignore)
         if last:
             if file is not None:
                 raise InputError("give a log FILE or --last, not both")
             from compat.record.notebook import explain_last
 
-            raise typer.Exit(explain_last(json_out))
+            raise typer.Exit(explain_last(opts.format == "json", fmt=opts.format))
         raise typer.Exit(
             run_explain(
                 file,
@@ -119,5 +141,6 @@ def register(app: typer.Typer) -> None:
                 snapshot=snapshot,
                 matrix=matrix,
                 context=context,
+                opts=opts,
             )
         )

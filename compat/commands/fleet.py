@@ -3,28 +3,22 @@
 from __future__ import annotations
 
 import math
-import sys
-from collections.abc import Mapping
-from typing import Any, Optional
+from typing import List, Optional  # noqa: UP035 - typer needs typing.List on Python 3.9
 
 import typer
 
-from compat.commands.common import FAIL_ON_OPT, JSON_OPT, check_fail_on
-from compat.errors import EXIT_INCOMPATIBLE, EXIT_OK, InputError
+from compat.commands.common import (
+    FAIL_ON_OPT,
+    FORMAT_OPT,
+    IGNORE_OPT,
+    JSON_OPT,
+    SELECT_OPT,
+    emit_document,
+    options,
+)
+from compat.errors import InputError
 
 DEFAULT_TIMEOUT = 180.0
-
-
-def _emit(doc: Mapping[str, Any], *, json_out: bool, fail_on: str) -> int:
-    from compat.fleet.report import at_or_above, render_text
-
-    if json_out:
-        from compat.render import dumps
-
-        sys.stdout.write(dumps(doc) + "\n")
-    else:
-        sys.stdout.write(render_text(doc, sys.stdout))
-    return EXIT_INCOMPATIBLE if at_or_above(doc, fail_on) else EXIT_OK
 
 
 def register(app: typer.Typer) -> None:
@@ -43,33 +37,38 @@ def register(app: typer.Typer) -> None:
             False, "--smoke", help="Also run the smoke-training job on every node (its GPUs are requested)."
         ),
         json_out: bool = JSON_OPT,
+        fmt: Optional[str] = FORMAT_OPT,
+        select: List[str] = SELECT_OPT,  # noqa: UP006
+        ignore: List[str] = IGNORE_OPT,  # noqa: UP006
         timeout: float = typer.Option(
             DEFAULT_TIMEOUT,
             "--timeout",
             metavar="S",
             help="Seconds to wait for every node; nodes silent by then are unreachable.",
         ),
-        fail_on: str = FAIL_ON_OPT,
+        fail_on: Optional[str] = FAIL_ON_OPT,
     ) -> None:
         """Run `compat doctor` on every node of a Ray cluster: stacks grouped, drift from the majority, sick GPUs.
 
         Reports gathered another way (Slurm, Kubernetes jobs): `compat fleet merge REPORT.json ...`.
+
+        Example: compat fleet --address auto --json > fleet.json
         """
         if ctx.invoked_subcommand is not None:
             return
-        check_fail_on(fail_on)
+        opts = options(fmt, json_out, fail_on, select, ignore)
         if not (timeout > 0 and math.isfinite(timeout)):
             raise InputError(f"--timeout must be a positive number of seconds, got {timeout:g}")
         from compat.fleet.cluster import collect
         from compat.fleet.report import build_fleet
+        from compat.output.documents import FleetDocument
+        from compat.output.options import select_nodes
+        from compat.progress import Progress
 
-        if not json_out and sys.stderr.isatty():
-            sys.stderr.write(
-                f"compat fleet: running compat doctor on every node (timeout {timeout:g} s)...\n"
-            )
-        inputs, extra = collect(address, smoke=smoke, timeout=timeout)
-        doc = build_fleet(inputs, source="ray", extra=extra)
-        raise typer.Exit(_emit(doc, json_out=json_out, fail_on=fail_on))
+        with Progress(f"compat fleet: running compat doctor on every node (timeout {timeout:g} s)"):
+            inputs, extra = collect(address, smoke=smoke, timeout=timeout)
+        doc = build_fleet(select_nodes(inputs, opts), source="ray", extra=extra)
+        raise typer.Exit(emit_document(FleetDocument(doc), opts))
 
     @fleet_app.command("merge")
     def merge(
@@ -79,24 +78,33 @@ def register(app: typer.Typer) -> None:
             help="Files of `compat doctor --json` output (one or more documents each).",
         ),
         json_out: bool = JSON_OPT,
-        fail_on: str = FAIL_ON_OPT,
+        fmt: Optional[str] = FORMAT_OPT,
+        select: List[str] = SELECT_OPT,  # noqa: UP006
+        ignore: List[str] = IGNORE_OPT,  # noqa: UP006
+        fail_on: Optional[str] = FAIL_ON_OPT,
     ) -> None:
         """Build the fleet report from doctor reports collected any other way.
 
         Slurm: srun --ntasks-per-node=1 --output='reports/%N.json' --error='reports/%N.err' compat doctor --json
         --no-smoke, then compat fleet merge reports/*.json. A node reported twice is a warning (the first report
         is used); a malformed file is an error (exit 2).
+
+        Example: compat fleet merge reports/*.json
         """
-        check_fail_on(fail_on)
+        opts = options(fmt, json_out, fail_on, select, ignore)
         from compat.fleet.merge import merge_inputs
         from compat.fleet.report import build_fleet
 
         inputs, duplicates = merge_inputs(reports)
-        doc = build_fleet(inputs, source="files", duplicates=duplicates)
-        raise typer.Exit(_emit(doc, json_out=json_out, fail_on=fail_on))
+        from compat.output.documents import FleetDocument
+        from compat.output.options import select_nodes
+
+        doc = build_fleet(select_nodes(inputs, opts), source="files", duplicates=duplicates)
+        raise typer.Exit(emit_document(FleetDocument(doc, merge=True), opts))
 
     app.add_typer(
         fleet_app,
         name="fleet",
-        help="Check every node of a GPU cluster (Ray, or merged doctor reports): drift, sick GPUs, failed smokes.",
+        help="Check every node of a GPU cluster (Ray, or merged doctor reports): drift, sick GPUs, failed smokes."
+        "\n\nExample: compat fleet --address auto --json > fleet.json",
     )

@@ -6,7 +6,17 @@ from typing import TYPE_CHECKING, List, Optional  # noqa: UP035 - typer needs ty
 
 import typer
 
-from compat.commands.common import FAIL_ON_OPT, JSON_OPT, MATRIX_OPT, check_fail_on, emit, load
+from compat.commands.common import (
+    FAIL_ON_OPT,
+    FORMAT_OPT,
+    IGNORE_OPT,
+    JSON_OPT,
+    MATRIX_OPT,
+    SELECT_OPT,
+    emit_report,
+    load,
+    options,
+)
 from compat.errors import InputError
 
 if TYPE_CHECKING:
@@ -55,16 +65,20 @@ def register(app: typer.Typer) -> None:
             help="Compute capability of that GPU (instead of --target-gpu).",
         ),
         json_out: bool = JSON_OPT,
-        fail_on: str = FAIL_ON_OPT,
+        fmt: Optional[str] = FORMAT_OPT,
+        fail_on: Optional[str] = FAIL_ON_OPT,
+        select: List[str] = SELECT_OPT,  # noqa: UP006
+        ignore: List[str] = IGNORE_OPT,  # noqa: UP006
         matrix: Optional[str] = MATRIX_OPT,
     ) -> None:
-        """Check Kubernetes workloads: nvidia.com/gpu limits, /dev/shm, GPU node selectors and the images' needs."""
-        check_fail_on(fail_on)
+        """Check Kubernetes workloads: nvidia.com/gpu limits, /dev/shm, GPU node selectors and the images' needs.
+
+        Example: compat k8s deploy/ --target-driver 550.54.15
+        """
+        opts = options(fmt, json_out, fail_on, select, ignore)
         m = load(matrix)
         target = target_from_options(m, target_driver, target_gpu, target_cc)
         from compat.sources.k8s import check_k8s
 
         report = check_k8s(paths, m, target)
-        raise typer.Exit(
-            emit(report, json_out=json_out, title=f"compat k8s {' '.join(paths)}", fail_on=fail_on)
-        )
+        raise typer.Exit(emit_report(report, opts, title=f"compat k8s {' '.join(paths)}", kind="k8s"))

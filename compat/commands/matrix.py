@@ -8,7 +8,7 @@ from typing import Any, Optional
 import typer
 from packaging.version import Version
 
-from compat.commands.common import JSON_OPT, MATRIX_OPT, load
+from compat.commands.common import FORMAT_OPT, JSON_OPT, MATRIX_OPT, emit_document, load, options
 from compat.errors import EXIT_OK, EXIT_USAGE, InputError, MatrixError
 from compat.matrix import Matrix, load_matrix, resolve_matrix_dir
 from compat.versions import parse_dotted, parse_version, python_wheel_tag
@@ -16,22 +16,16 @@ from compat.versions import parse_dotted, parse_version, python_wheel_tag
 STALE_DAYS = 90
 """`compat matrix validate` warns when a file's `updated:` date is older than this."""
 
-matrix_app = typer.Typer(help="Validate the matrix and look rows up.", no_args_is_help=True)
+matrix_app = typer.Typer(
+    help="Validate the matrix and look rows up.\n\nExample: compat matrix gpu 'RTX 4090'",
+    no_args_is_help=True,
+)
 
 
 def _not_found(m: Matrix, subject: str, key: str) -> InputError:
     near = m.nearest_keys(subject, key)
     hint = f"; nearest known: {', '.join(near)}" if near else ""
     return InputError(f"no {subject} {key!r} in the matrix (updated {m.updated_date}){hint}")
-
-
-def _out(doc: dict[str, Any], json_out: bool, lines: list[str]) -> None:
-    from compat.render import dumps
-
-    if json_out:
-        sys.stdout.write(dumps(doc) + "\n")
-    else:
-        sys.stdout.write("\n".join(lines) + "\n")
 
 
 def cuda_row(m: Matrix, key: str) -> dict[str, Any]:
@@ -247,12 +241,25 @@ def _lines(doc: dict[str, Any], title: str) -> list[str]:
     return out
 
 
+EXAMPLE_KEYS = {
+    "cuda": "12.4",
+    "gpu": "'RTX 4090'",
+    "cudnn": "9.1.0",
+    "torch": "2.5.1",
+    "tensorflow": "2.17.0",
+    "jax": "0.4.35",
+}
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(matrix_app, name="matrix")
 
     @matrix_app.command("validate")
     def validate(directory: Optional[str] = typer.Argument(None, metavar="[DIR]")) -> None:
-        """Validate a matrix directory; every problem is listed, exit 2 if any."""
+        """Validate a matrix directory; every problem is listed, exit 2 if any.
+
+        Example: compat matrix validate matrix/
+        """
         from compat.cli import matrix_dir
 
         d = resolve_matrix_dir(directory or matrix_dir(None))
@@ -286,10 +293,14 @@ def register(app: typer.Typer) -> None:
     for subject, (fn, label) in lookups.items():
 
         def make(fn: Any = fn, label: str = label, subject: str = subject) -> None:
-            @matrix_app.command(subject, help=f"Look up one {label} row.")
+            @matrix_app.command(
+                subject,
+                help=f"Look up one {label} row.\n\nExample: compat matrix {subject} {EXAMPLE_KEYS[subject]}",
+            )
             def lookup(
                 key: Optional[str] = typer.Argument(None, metavar="KEY"),
                 json_out: bool = JSON_OPT,
+                fmt: Optional[str] = FORMAT_OPT,
                 matrix: Optional[str] = MATRIX_OPT,
                 newest_default: bool = typer.Option(
                     False,
@@ -306,11 +317,12 @@ def register(app: typer.Typer) -> None:
                     None, "--python", metavar="X.Y", help="With --newest-default: for this Python."
                 ),
             ) -> None:
+                opts = options(fmt, json_out)
                 m = load(matrix)
                 key = _framework_key(m, subject, key, newest_default, oldest_for_python, python)
-                doc = fn(m, key)
-                _out(doc, json_out, _lines(doc, f"{label} {doc.get('version') or doc.get('name')}"))
-                raise typer.Exit(EXIT_OK)
+                from compat.output.records import MatrixRowDocument
+
+                raise typer.Exit(emit_document(MatrixRowDocument(subject, fn(m, key), label), opts))
 
         make()
 

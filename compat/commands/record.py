@@ -27,7 +27,10 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Record every NVML answer compat uses (UUIDs replaced, no serials or host names) as a profile that the
-        test suite's fake NVML library replays; attach it to a bug report."""
+        test suite's fake NVML library replays; attach it to a bug report.
+
+        Example: compat record --out gpu-profile.json
+        """
         if not (timeout > 0 and math.isfinite(timeout)) or timeout > 600:
             raise InputError(f"--timeout must be a number of seconds between 0 and 600, got {timeout:g}")
         if out is not None:

@@ -39,6 +39,8 @@ def register(app: typer.Typer) -> None:
         """Run COMMAND, record GPU and host memory, and on a failure say why it died, with the evidence.
 
         Output passes through unchanged; the exit status is COMMAND's (128 + signal when a signal ended it).
+
+        Example: compat run --report run-report -- python train.py
         """
         from compat.record.run import run_command
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Optional
 
 import typer
 
-from compat.commands.common import JSON_OPT
+from compat.commands.common import FORMAT_OPT, JSON_OPT, emit_document
+from compat.commands.common import options as output_options
 from compat.smoke.result import DEFAULT_BATCH, DEFAULT_STEPS, DEFAULT_TIMEOUT
 
 
@@ -43,9 +43,13 @@ def register(app: typer.Typer) -> None:
             help="Seconds before the child's whole process group is killed.",
         ),
         python: Optional[str] = typer.Option(
-            None, "--python", metavar="PATH", help="Train with this interpreter instead of compat's own."
+            None,
+            "--python",
+            metavar="PATH",
+            help="Train with this interpreter (default: $VIRTUAL_ENV, else $CONDA_PREFIX, else the python3 on PATH).",
         ),
         json_out: bool = JSON_OPT,
+        fmt: Optional[str] = FORMAT_OPT,
         distributed: bool = typer.Option(
             False,
             "--distributed",
@@ -59,26 +63,35 @@ def register(app: typer.Typer) -> None:
             help="With --distributed: ranks to start (default: one per GPU, 2 on CPU).",
         ),
     ) -> None:
-        """Train a tiny CNN for a few steps in an isolated child process: a crash is a diagnosis, not a dead terminal."""
+        """Train a tiny CNN for a few steps in an isolated child process: a crash is a diagnosis, not a dead terminal.
+
+        Example: compat smoke --framework torch --device cuda --amp
+        """
         from compat.errors import InputError
-        from compat.smoke import SmokeOptions, render_text, run_smoke
+        from compat.output.documents import SmokeDocument
+        from compat.smoke import SmokeOptions, run_smoke
+        from compat.target import find_target
+
+        opts = output_options(fmt, json_out)
+        target = find_target(python)
+        python = target.argument
 
         if distributed:
-            from compat.smoke.distributed import exit_code, run_distributed_result
-            from compat.smoke.distributed import render_text as distributed_text
+            from compat.smoke.distributed import run_distributed_result
 
             if framework not in ("auto", "torch"):
                 raise InputError("--distributed trains with PyTorch: use --framework torch (or auto)")
             if amp or find_max_batch:
                 raise InputError("--amp and --find-max-batch do not apply to --distributed")
-            dist = run_distributed_result(nproc, device, timeout, steps, python=python, batch_size=batch_size)
-            if json_out:
-                from compat.render import dumps
+            from compat.progress import Progress
 
-                sys.stdout.write(dumps(dist.to_json()) + "\n")
-            else:
-                sys.stdout.write(distributed_text(dist, sys.stdout))
-            raise typer.Exit(exit_code(dist.to_json()))
+            with Progress(f"compat smoke: distributed training ({device}; timeout {timeout:g} s)"):
+                dist = run_distributed_result(
+                    nproc, device, timeout, steps, python=python, batch_size=batch_size
+                )
+            raise typer.Exit(
+                emit_document(SmokeDocument(dist, distributed=True, interpreter=target.to_json()), opts)
+            )
         if nproc is not None:
             raise InputError("--nproc needs --distributed")
 
@@ -92,15 +105,9 @@ def register(app: typer.Typer) -> None:
             timeout=timeout,
             python=python,
         ).validate()
-        if not json_out and sys.stderr.isatty():
-            sys.stderr.write(
-                f"compat smoke: training a tiny CNN ({framework}, {device}; timeout {timeout:g} s)...\n"
-            )
-        result = run_smoke(options)
-        if json_out:
-            from compat.render import dumps
+        from compat.progress import Progress
 
-            sys.stdout.write(dumps(result.to_json()) + "\n")
-        else:
-            sys.stdout.write(render_text(result, sys.stdout))
-        raise typer.Exit(result.exit_code)
+        what = "searching the largest batch" if find_max_batch else "training a tiny CNN"
+        with Progress(f"compat smoke: {what} ({framework}, {device}; timeout {timeout:g} s)"):
+            result = run_smoke(options)
+        raise typer.Exit(emit_document(SmokeDocument(result, interpreter=target.to_json()), opts))

@@ -2,26 +2,25 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Optional
 
 import typer
 
 from compat.commands.check import resolve_gpu_name
-from compat.commands.common import JSON_OPT, MATRIX_OPT, load
-from compat.errors import EXIT_OK
+from compat.commands.common import FORMAT_OPT, JSON_OPT, MATRIX_OPT, emit_document, load, options
 from compat.facts import Facts, apply_flags, apply_overrides, host_os, make_fact
 
 
-def _live_facts() -> Facts:
-    """What is not given comes from this machine, where the live probes exist."""
+def _live_facts(python: Optional[str]) -> Facts:
+    """What is not given comes from this machine, where the live probes exist; the Python version from the
+    interpreter of the active environment (`python`; None: compat's own)."""
     try:
         from compat.probes import gather_facts  # type: ignore[attr-defined,unused-ignore]
     except ImportError:
         from compat.installed import installed_facts
 
         return installed_facts()
-    facts: Facts = gather_facts(frameworks=False)
+    facts: Facts = gather_facts(python, frameworks=False)
     return facts
 
 
@@ -31,20 +30,33 @@ def register(app: typer.Typer) -> None:
         driver: Optional[str] = typer.Option(None, "--driver", metavar="V", help="NVIDIA driver version."),
         gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="GPU name."),
         cc: Optional[str] = typer.Option(None, "--cc", metavar="X.Y", help="GPU compute capability."),
-        python: Optional[str] = typer.Option(None, "--python", metavar="X.Y", help="Python version."),
+        python: Optional[str] = typer.Option(
+            None,
+            "--python",
+            metavar="X.Y",
+            help="Python version (default: the active environment's: $VIRTUAL_ENV, $CONDA_PREFIX, python3 on PATH).",
+        ),
         os_name: Optional[str] = typer.Option(
-            None, "--os", metavar="linux|windows", help="Operating system."
+            None,
+            "--os",
+            metavar="linux|windows|macos",
+            help="linux, windows or macos (also win32, win, darwin, mac, osx).",
         ),
         no_probe: bool = typer.Option(
             False, "--no-probe", help="Do not fill missing facts from this machine."
         ),
         json_out: bool = JSON_OPT,
+        fmt: Optional[str] = FORMAT_OPT,
         matrix: Optional[str] = MATRIX_OPT,
     ) -> None:
-        """Which PyTorch and TensorFlow to install here, with the exact command, and what blocks newer ones."""
-        from compat.render import dumps
-        from compat.suggest import render_suggestion, suggest
+        """Which PyTorch, TensorFlow and JAX to install here, with the exact command, and what blocks newer ones.
 
+        Example: compat suggest --driver 535.104.05 --gpu "RTX 4090"
+        """
+        from compat.output.documents import SuggestionDocument
+        from compat.suggest import suggest
+
+        opts = options(fmt, json_out)
         m = load(matrix)
         flags = {
             k: v
@@ -52,7 +64,10 @@ def register(app: typer.Typer) -> None:
             if v is not None
         }
         resolve_gpu_name(m, gpu, cc)
-        base = Facts() if no_probe else apply_overrides(_live_facts())
+        from compat.target import find_target
+
+        target = None if no_probe else find_target(None)
+        base = Facts() if target is None else apply_overrides(_live_facts(target.argument))
         # Only machine facts matter here: drop installed framework versions.
         base = Facts(
             values={k: v for k, v in base.values.items() if k in ("os", "python", "driver", "driver_cuda")},
@@ -63,10 +78,5 @@ def register(app: typer.Typer) -> None:
             base = base.with_values({"os": make_fact("os", host_os(), "this machine")})
         facts = apply_flags(base, flags)
         s = suggest(facts, m)
-        if json_out:
-            doc = s.to_json()
-            doc["facts"] = facts.to_json()
-            sys.stdout.write(dumps(doc) + "\n")
-        else:
-            sys.stdout.write(render_suggestion(s))
-        raise typer.Exit(EXIT_OK)
+        doc = SuggestionDocument(s, facts.to_json(), interpreter=None if target is None else target.to_json())
+        raise typer.Exit(emit_document(doc, opts))

@@ -20,7 +20,10 @@ def register(app: typer.Typer) -> None:
         no_kernel_log: bool = NO_KMSG_OPT,
     ) -> None:
         """Attach to a running process (a notebook kernel, a job started elsewhere), record it until it ends,
-        then write the record and the diagnosis. Exit 0 when it ended well, 1 when it failed."""
+        then write the record and the diagnosis. Exit 0 when it ended well, 1 when it failed.
+
+        Example: compat watch --pid 12345 --report watch-report
+        """
         from compat.record.watch import watch_pid
 
         if pid <= 0:

@@ -7,6 +7,9 @@ from dataclasses import replace
 from typing import Any
 
 from compat.dockerfile.checks import check_stage, stage_facts
+from compat.dockerfile.jaxchecks import candidate_facts
+from compat.dockerfile.jaxchecks import stage_checks as jax_stage_checks
+from compat.dockerfile.jaxinstall import derive as derive_jax
 from compat.dockerfile.model import (
     CPU_WHEEL,
     Options,
@@ -17,9 +20,11 @@ from compat.dockerfile.parser import (
 )
 from compat.dockerfile.stages import build_stages
 from compat.errors import InputError
-from compat.findings import Finding, Report, Skip, unique
+from compat.facts import Facts
+from compat.findings import Finding, Fix, Report, Skip, unique
 from compat.matrix import Matrix
 from compat.resolver import resolve
+from compat.solver.solve import closes
 
 _DROP_FOR_AND_CUDA = ("tensorflow.cuda", "tensorflow.cudnn")
 
@@ -33,16 +38,28 @@ def analyze(df: Dockerfile, m: Matrix, opts: Options) -> Report:
     stage_docs: list[dict[str, Any]] = []
     last_facts: dict[str, Any] = {}
     for st in stages:
+        jax_notes: list[Finding] = []
+        if st.jax is not None:
+            st.jax_view, jax_notes = derive_jax(st, m)
         facts, lines = stage_facts(st, opts)
         rep = resolve(facts, m)
-        own = list(st.findings)
+        own = list(st.findings) + jax_notes
         for r in check_stage(st, m, opts):
             if isinstance(r, Skip):
                 skipped.append(r)
             else:
                 own.append(r)
+        if st.jax_view is not None:
+            own.extend(jax_stage_checks(st, m, facts))
         own_ids = {f.id for f in own}
         for f in rep.findings:
+            if f.id == "jax.cpu-build" and f.id in own_ids:
+                continue  # the Dockerfile's own (CPU-only jax in a CUDA image) says it with the line to change
+            if f.id.startswith("jax."):
+                jf = _jax_finding(f, st, facts, rep.findings, m)
+                if jf is None:
+                    continue
+                f = jf
             if st.tf is not None and st.tf.and_cuda and f.id in _DROP_FOR_AND_CUDA:
                 continue
             if f.id == "toolkit.arch" and not (st.stack.nvcc or st.stack.flavour == "devel"):
@@ -106,7 +123,31 @@ def _default_driver(st: Stage, m: Matrix, opts: Options) -> list[Finding]:
     )
 
 
+def _jax_finding(f: Finding, st: Stage, facts: Facts, before: list[Finding], m: Matrix) -> Finding | None:
+    """A resolver jax.* finding in Dockerfile terms: dropped where it does not apply to the image, its install
+    fixes written as Dockerfile lines and kept only when the solver's re-check of the changed stage closes it."""
+    v = st.jax_view
+    if v is None:
+        return f
+    if f.id == "jax.cudnn" and v.pip_cuda is not False:
+        return None  # JAX loads the pip cuDNN wheels (or it is unknown which): the image's cuDNN is not used
+    fixes: list[Fix] = []
+    for x in f.fixes:
+        label = dict(x.changes).get("jax")
+        if label is None or not x.command or not x.command.startswith("pip install"):
+            fixes.append(x)
+            continue
+        after = resolve(candidate_facts(facts, m, label), m, want_fixes=False).findings
+        if not closes(before, after, f):
+            continue
+        cmd = x.command.replace("pip install", "uv pip install" if v.tool == "uv" else "pip install", 1)
+        fixes.append(replace(x, command=f"RUN {cmd}"))
+    return replace(f, fixes=tuple(fixes))
+
+
 def _line_for(f: Finding, lines: Mapping[str, int], st: Stage) -> int:
+    if f.id.startswith("jax.") and "jax" in lines:
+        return lines["jax"]
     text = (f.title + " " + " ".join(f.facts)).lower()
     for key, name in (
         ("torch", "torch"),
@@ -132,13 +173,29 @@ _SKIP_TERMS = (
     ("(give --torch or --tensorflow)", "(no framework installed in this image)"),
     ("(give --cuda)", "(no CUDA toolkit in this image)"),
     ("(--torch, --tensorflow)", "(none installed in this image)"),
+    ("no CUDA version given (--cuda)", "no CUDA toolkit in this image"),
+    ("(give --cudnn)", "(no cuDNN in this image)"),
+    ("(give --python)", "(the image's Python version is unknown)"),
+    ("(give --os)", "(the image's operating system is unknown)"),
 )
+_OWN_FLAGS = ("--target-driver", "--target-gpu", "--target-cc", "--build-arg", "--context")
+
+
+def _no_foreign_flags(reason: str) -> str:
+    """A parenthesis that still names a flag `compat dockerfile` does not have goes (issue 20: never name them)."""
+    import re
+
+    def keep(m: re.Match[str]) -> str:
+        return m.group(0) if any(f in m.group(0) for f in _OWN_FLAGS) else ""
+
+    return re.sub(r"\s*\((?:give )?--[a-z][^)]*\)", keep, reason)
 
 
 def _in_dockerfile_terms(s: Skip, stage: str, several: bool) -> Skip:
     reason = s.reason
     for old, new in _SKIP_TERMS:
         reason = reason.replace(old, new)
+    reason = _no_foreign_flags(reason)
     if several:
         reason = f"{reason} [stage {stage}]"
     return replace(s, reason=reason)

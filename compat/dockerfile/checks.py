@@ -68,6 +68,11 @@ def stage_facts(st: Stage, opts: Options) -> tuple[Facts, dict[str, int]]:
         if st.tf.cpu:
             put("tf_build", "cpu", st.tf.line)
         put("tf_and_cuda", "true" if st.tf.and_cuda else "false", st.tf.line)
+    jv = st.jax_view
+    if jv is not None:
+        put("jax", jv.raw, jv.line)
+        if jv.jaxlib:
+            put("jaxlib", jv.jaxlib, jv.line)
     if opts.target_driver:
         vals["driver"] = make_fact("driver", opts.target_driver, "--target-driver")
     facts = Facts(values=vals)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from compat.dockerfile import installs as ins
 from compat.dockerfile.model import (
@@ -81,7 +81,7 @@ def _install_torch(st: Stage, inst: ins.Install, line: int, m: Matrix) -> None:
             st.torch = TorchState(inst, None, line)
             return
         version = rel.raw
-        st.findings.append(_unpinned_note(m, inst, rel, tag, py, line))
+        st.findings.append(_unpinned_note(m, inst, rel, tag, py, line, st.stack.cuda))
     v = Version(version)
     rel = m.torch_release(v)
     if rel is not None and v.public != rel.raw:
@@ -206,7 +206,13 @@ def _driver_need(m: Matrix, cuda: str | None) -> str:
 
 
 def _unpinned_note(
-    m: Matrix, inst: ins.Install, rel: TorchRelease, tag: str | None, py: str | None, line: int
+    m: Matrix,
+    inst: ins.Install,
+    rel: TorchRelease,
+    tag: str | None,
+    py: str | None,
+    line: int,
+    base_cuda: str | None = None,
 ) -> Finding:
     var = rel.variant(tag) if tag else None
     if var is None and rel.pypi_default:
@@ -216,6 +222,10 @@ def _unpinned_note(
         if var is not None and var.cuda
         else (var.tag if var else "default build")
     )
+    torch_cuda = var.cuda if var is not None else None
+    conflict = _base_conflict(m, torch_cuda, base_cuda, py)
+    if conflict is not None and torch_cuda and base_cuda:
+        return _conflict_finding(m, inst, rel, what, py, line, base_cuda, torch_cuda, conflict)
     return Finding(
         UNPINNED,
         "info",
@@ -225,6 +235,68 @@ def _unpinned_note(
         "month may get a different CUDA runtime.",
         (Fix("Pin the version the image was tested with", f"pip install torch=={rel.raw}"),),
         {"requirement": inst.spec, "torch": rel.raw},
+        group="dockerfile",
+        line=line,
+    )
+
+
+def _base_conflict(
+    m: Matrix, torch_cuda: str | None, base_cuda: str | None, py: str | None
+) -> tuple[TorchRelease, str, str] | None:
+    """When today's torch is built for a newer CUDA major than the base image's CUDA: the newest torch with a
+    build for the base's major, as (release, variant tag, index URL); None when there is no conflict or no such
+    torch is known (the info note is given then)."""
+    if not torch_cuda or not base_cuda:
+        return None
+    try:
+        tmaj, bmaj = Version(torch_cuda).release[0], Version(base_cuda).release[0]
+    except InvalidVersion:
+        return None
+    if tmaj <= bmaj:
+        return None
+    for r in sorted(m.torch, key=lambda r: r.version, reverse=True):
+        if r.version.is_prerelease or (py and r.python and py not in r.python):
+            continue
+        for v in r.variants:
+            if v.cuda and v.index_url and Version(v.cuda).release[0] == bmaj:
+                return r, v.tag, v.index_url
+    return None
+
+
+def _conflict_finding(
+    m: Matrix,
+    inst: ins.Install,
+    rel: TorchRelease,
+    what: str,
+    py: str | None,
+    line: int,
+    base_cuda: str,
+    torch_cuda: str,
+    pick: tuple[TorchRelease, str, str],
+) -> Finding:
+    """The unpinned install whose result today needs a newer driver than the base image's CUDA (a warning)."""
+    tfloor, town, _ = driver_requirement(m, Version(torch_cuda), "linux")
+    bfloor, bown, _ = driver_requirement(m, Version(base_cuda), "linux")
+    need, runs = tfloor or town, bown or bfloor
+    good, good_tag, index = pick
+    return Finding(
+        UNPINNED,
+        "warning",
+        f"{inst.spec} resolves today to torch {rel.raw} for CUDA {torch_cuda}, newer than the CUDA {base_cuda} base",
+        f"{_where(inst, line)} does not pin torch: built today pip installs torch {rel.raw} ({what}"
+        f"{', for Python ' + py if py else ''}), which needs an NVIDIA driver for CUDA "
+        f"{Version(torch_cuda).release[0]} (≥ {need or 'unknown'}), while the base image's CUDA {base_cuda} runs on "
+        f"drivers from {runs or 'unknown'}: on a host set up for this base, the container starts and torch then "
+        "reports 'The NVIDIA driver on your system is too old' (torch.cuda.is_available() is False).",
+        (
+            Fix(
+                f"Pin torch {good.raw}, the newest release built for CUDA {Version(base_cuda).release[0]}.x "
+                f"({good_tag})",
+                f"pip install torch=={good.raw} --index-url {index}",
+            ),
+            Fix(f"Or move the base to CUDA {Version(torch_cuda).release[0]} and pin torch=={rel.raw}"),
+        ),
+        {"requirement": inst.spec, "torch": rel.raw, "torch_cuda": torch_cuda, "base_cuda": base_cuda},
         group="dockerfile",
         line=line,
     )

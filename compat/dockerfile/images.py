@@ -28,6 +28,10 @@ _PYTORCH_TAG_RE = re.compile(
 )
 _TF_TAG_RE = re.compile(r"^(?P<tf>\d{1,4}\.\d{1,4}(?:\.\d{1,4})?(?:rc\d{1,4})?)-gpu(?:-jupyter)?$")
 _NGC_RE = re.compile(r"^(?P<release>\d{2}\.\d{2})-(?:(?P<tf>tf[12])-)?py3(?:-.*)?$")
+_DL_BASE_RE = re.compile(
+    r"^(?P<release>\d{2}\.\d{2})-cuda(?P<cuda>\d{1,4}\.\d{1,4})-(?P<flavour>devel|runtime|base)"
+    r"-(?P<os>ubuntu\d{2}\.\d{2})$"
+)
 _PYTHON_TAG_RE = re.compile(r"^(?P<py>3\.\d{1,2})(?:\.\d+)?(?:[a-z]+\d*)?(?:-.*)?$")
 
 
@@ -68,7 +72,8 @@ class BaseStack:
 
     image: str
     kind: str
-    """cuda | pytorch | tensorflow | ngc-pytorch | ngc-tensorflow | python | os | conda | scratch | unknown"""
+    """cuda | pytorch | tensorflow | ngc-pytorch | ngc-tensorflow | ngc-base | python | os | conda | scratch |
+    unknown"""
     cuda: str | None = None
     """System CUDA toolkit/runtime of the image (None: none, or unknown when `known` is False)."""
     flavour: str | None = None
@@ -145,6 +150,7 @@ def infer(ref: ImageRef, raw: Mapping[str, Any]) -> BaseStack:
             torch = m.group("torch")
             cu = m.group("cuda")
             devel = m.group("flavour") == "devel"
+            prow = _find(doc.get("pytorch_images"), "version", torch)
             return BaseStack(
                 name,
                 "pytorch",
@@ -153,8 +159,8 @@ def infer(ref: ImageRef, raw: Mapping[str, Any]) -> BaseStack:
                 cudnn_major=int(m.group("cudnn")) if devel else 0,
                 torch=torch,
                 torch_cuda=cu,
-                python=None,
-                python_how="",
+                python=_s(prow, "python"),
+                python_how=f"the image's conda Python ({name})" if _s(prow, "python") else "",
                 source="https://github.com/pytorch/pytorch/blob/main/docker.Makefile",
                 notes=(
                     "runtime images are ubuntu with torch's own CUDA libraries; devel images are "
@@ -174,6 +180,24 @@ def infer(ref: ImageRef, raw: Mapping[str, Any]) -> BaseStack:
                 os=_s(row, "os"),
                 source=_s(row, "source") or "",
                 notes=("the image carries the CUDA and cuDNN its TensorFlow was built with",),
+            )
+    if repo == "nvcr.io/nvidia/cuda-dl-base" and tag is not None:
+        m = _DL_BASE_RE.match(tag)
+        if m is not None:
+            # NGC's CUDA deep-learning base (YY.MM-cudaX.Y-devel-ubuntuNN.NN): the tag spells the CUDA release, the
+            # flavour and the OS, read by rule as nvidia/cuda tags are; its cuDNN and Python are not inferred.
+            return BaseStack(
+                name,
+                "ngc-base",
+                cuda=m.group("cuda"),
+                flavour=m.group("flavour"),
+                cudnn_major=None,
+                os=m.group("os"),
+                source="https://catalog.ngc.nvidia.com/orgs/nvidia/containers/cuda-dl-base",
+                notes=(
+                    f"NGC cuda-dl-base {m.group('release')}: CUDA {m.group('cuda')} from the tag; its cuDNN, "
+                    "NCCL and Python versions are not inferred",
+                ),
             )
     if repo in ("nvcr.io/nvidia/pytorch", "nvcr.io/nvidia/tensorflow") and tag is not None:
         m = _NGC_RE.match(tag)
@@ -257,7 +281,9 @@ def _cuda_image(name: str, tag: str, doc: Mapping[str, Any]) -> BaseStack:
     if cudnn_tag:
         digits = cudnn_tag[len("cudnn") :]
         cudnn_major = int(digits) if digits else _int(nv.get("cudnn_unnumbered_major"))
-        row = _find(nv.get("cudnn"), "cuda", cuda_mm, extra=("tag", cudnn_tag))
+        row = _find(nv.get("cudnn"), "cuda", cuda, extra=("tag", cudnn_tag)) or _find(
+            nv.get("cudnn"), "cuda", cuda_mm, extra=("tag", cudnn_tag)
+        )
         if row is not None:
             cudnn = _s(row, "cudnn")
     python = None
@@ -457,6 +483,14 @@ def validate_document(doc: Any) -> list[str]:
             if key in seen:
                 out.append(f"{where}: duplicate {i} release {key[0]}")
             seen.add(key)
+    for where, row in _rows(doc, "stale_apt_key", out):
+        _check_str(row, "image", where, out, required=True)
+        _check_str(row, "evidence", where, out, required=True)
+        _check_str(row, "source", where, out, required=True)
+        _check_str(row, "torch_below", where, out, pattern=_DOTTED)
+    for where, row in _rows(doc, "pytorch_images", out):
+        _check_str(row, "version", where, out, required=True, pattern=_DOTTED)
+        _check_str(row, "python", where, out, required=True, pattern=py)
     for where, row in _rows(doc, "tensorflow_images", out):
         _check_str(row, "version", where, out, required=True, pattern=_DOTTED)
         _check_str(row, "python", where, out, pattern=py)

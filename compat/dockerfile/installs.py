@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Union
 
+from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from compat.dockerfile.shellwords import Command
@@ -28,6 +29,13 @@ FRAMEWORKS = {
     "tf-nightly": "tensorflow",
     "tf-nightly-gpu": "tensorflow",
     "tf-nightly-cpu": "tensorflow",
+    # JAX: jax itself, jaxlib (CPU, or the old monolithic `+cudaNN.cudnnMM` builds) and the CUDA plugins.
+    "jax": "jax",
+    "jaxlib": "jax",
+    "jax-cuda12-plugin": "jax",
+    "jax-cuda12-pjrt": "jax",
+    "jax-cuda13-plugin": "jax",
+    "jax-cuda13-pjrt": "jax",
 }
 # Packages whose install compiles CUDA code against torch (nvcc must match torch.version.cuda's major).
 EXTENSION_PACKAGES = frozenset(
@@ -116,7 +124,8 @@ _PIP_VALUE_OPTS = frozenset(
 _INDEX_TAG_RE = re.compile(
     r"/(?:whl/)?(?:nightly/|test/)?(cu\d{2,3}|cpu(?:-cxx11-abi)?|rocm\d+(?:\.\d+)*|xpu)(?:/|$|/torch_stable\.html)"
 )
-_WHEEL_RE = re.compile(r"(?:^|/)(torch|tensorflow(?:[_-]gpu|[_-]cpu)?)-([0-9][^-]*)-(cp\d+)-")
+_WHEEL_FRAMEWORKS = frozenset({"torch", "tensorflow", "tensorflow-gpu", "tensorflow-cpu"})
+"""Distributions whose wheel file (or URL) `pip install` is read as that framework's install."""
 _PY_EXE_RE = re.compile(r"^(?:.*/)?python(\d(?:\.\d{1,2})?)?$")
 _PIP_EXE_RE = re.compile(r"^(?:.*/)?pip(\d(?:\.\d{1,2})?)?$")
 _APT_PY_RE = re.compile(r"^python(3(?:\.\d{1,2})?)(?:-(?:dev|venv|pip|full|distutils))?(?:=.*)?$")
@@ -137,7 +146,7 @@ class Install:
     """One framework requirement a command installs."""
 
     framework: str
-    """"torch" or "tensorflow"."""
+    """"torch", "tensorflow" or "jax"."""
     package: str
     """As written, normalised (torch, tensorflow-cpu, tensorflow-gpu, pytorch, tf-nightly)."""
     spec: str
@@ -165,6 +174,8 @@ class Install:
     """"requirements.txt:3" when read from a file."""
     channel: str | None = None
     """"nightly" or "test" when the index is PyTorch's pre-release channel (not a release install)."""
+    links: tuple[str, ...] = ()
+    """Every index and find-links URL the install reads beside PyPI (JAX's jax_cuda_releases.html)."""
 
 
 @dataclass
@@ -374,7 +385,7 @@ def _uninstall(args: list[str]) -> list[Action]:
 
 
 def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+    return canonicalize_name(name)
 
 
 def _conda(args: list[str]) -> list[Action]:

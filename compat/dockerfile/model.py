@@ -33,6 +33,12 @@ COMPAT_LIBS = "dockerfile.compat-libs"
 NO_CUDNN = "dockerfile.no-cudnn"
 DELETED_TAG = "dockerfile.deleted-tag"
 CPU_BASE = "dockerfile.cpu-base"
+JAX_EXTRA = "dockerfile.jax-extra"
+JAX_LOCAL = "dockerfile.jax-local"
+JAX_INDEX = "dockerfile.jax-index"
+APT_KEY = "dockerfile.apt-key"
+BUILD_ISOLATION = "dockerfile.build-isolation"
+GLUED_COMMAND = "dockerfile.glued-command"
 CHECK_IDS = (
     BASE_UNKNOWN,
     ARG_UNSET,
@@ -55,6 +61,12 @@ CHECK_IDS = (
     NO_CUDNN,
     DELETED_TAG,
     CPU_BASE,
+    JAX_EXTRA,
+    JAX_LOCAL,
+    JAX_INDEX,
+    APT_KEY,
+    BUILD_ISOLATION,
+    GLUED_COMMAND,
 )
 
 PIP_CUDA_COST = "the pip nvidia-* wheels add about 2-3 GB"
@@ -125,13 +137,58 @@ class TfState:
     from_base: bool = False
 
 
+@dataclass(frozen=True)
+class JaxState:
+    """What the stage's pip installs of jax, jaxlib and the JAX CUDA plugins were (the latest of each).
+
+    Replaced, never changed in place: a child stage (FROM parent) shares its parent's object."""
+
+    jax: ins.Install | None = None
+    jax_line: int = 0
+    extras: frozenset[str] = frozenset()
+    """Every extra asked of jax in this stage (normalised: cuda12_pip -> cuda12-pip)."""
+    jaxlib: ins.Install | None = None
+    jaxlib_line: int = 0
+    plugins: tuple[tuple[ins.Install, int], ...] = ()
+    """jax-cudaNN-plugin / jax-cudaNN-pjrt installs with their lines."""
+
+
+@dataclass
+class JaxView:
+    """The JAX a stage ends up with, derived from its JaxState and the matrix (compat.dockerfile.jaxinstall)."""
+
+    release: str
+    """The jax release (pinned, or what an unpinned requirement resolves to today)."""
+    raw: str
+    """The resolver's `jax` fact: "0.4.30+cuda12", or "0.4.30" for a CPU-only install."""
+    line: int
+    known: bool
+    """Whether matrix/jax.yaml lists the release."""
+    major: int | None = None
+    """CUDA major of the install's CUDA build; None: CPU only."""
+    kind: str | None = None
+    """"plugin" or "monolithic" (jaxlib==X+cudaNN.cudnnMM)."""
+    pip_cuda: bool | None = None
+    """True: CUDA and cuDNN come as pip wheels; False: from the system (the image); None: unknown."""
+    how: str = ""
+    """What installs the CUDA build ("the cuda12 extra", "jaxlib==0.4.26+cuda12.cudnn89")."""
+    jaxlib: str | None = None
+    """The exact jaxlib pin (public part), when pinned."""
+    tool: str = "pip"
+    missing: tuple[str, ...] = ()
+    """Extras asked of jax that the release does not declare (dockerfile.jax-extra)."""
+    cpu_explained: bool = False
+    """A CUDA extra was asked for but does not exist in the release (reported as dockerfile.jax-extra)."""
+
+
 @dataclass
 class Event:
     """Something a RUN or ENV line does that a rule in rules.py judges later (companion installs, get-pip.py,
     forward-compatibility libraries, packages that need cuDNN)."""
 
     kind: str
-    """companion | flash-attn-wheel | get-pip-url | get-pip-run | compat-libs | needs-cudnn"""
+    """companion | flash-attn-wheel | get-pip-url | get-pip-run | compat-libs | needs-cudnn | apt-update |
+    apt-key-fix | build-isolation"""
     line: int
     what: str
     """The package, URL or path concerned."""
@@ -164,6 +221,8 @@ class Stage:
     cudnn_major: int | None = None
     torch: TorchState | None = None
     tf: TfState | None = None
+    jax: JaxState | None = None
+    jax_view: JaxView | None = None
     arch_list: Where | None = None
     extension_builds: list[tuple[int, str]] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)

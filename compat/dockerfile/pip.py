@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import parse_wheel_filename
 
 from compat.dockerfile.installs import (
     _INDEX_TAG_RE,
     _PIP_VALUE_OPTS,
-    _WHEEL_RE,
+    _WHEEL_FRAMEWORKS,
     EXTENSION_PACKAGES,
     FRAMEWORKS,
     Action,
@@ -177,6 +178,22 @@ def _local_project(val: str) -> list[Action]:
     return []
 
 
+def _framework_wheel(target: str) -> tuple[str, str, str] | None:
+    """(distribution, version as written, Python "3.10") of a torch or tensorflow CPython wheel named by a file
+    name or URL (packaging's wheel file name rules), else None."""
+    base = target.replace("%2B", "+").split("#", 1)[0].split("?", 1)[0].rsplit("/", 1)[-1]
+    if not base.endswith(".whl"):
+        return None
+    try:
+        name, _, _, tags = parse_wheel_filename(base)
+    except ValueError:  # InvalidWheelFilename, InvalidVersion, and a version too long for int()
+        return None
+    cp = sorted({t.interpreter for t in tags if re.fullmatch(r"cp\d{2,}", t.interpreter)})
+    if name not in _WHEEL_FRAMEWORKS or not cp:
+        return None
+    return name, base.split("-")[1], f"{cp[0][2]}.{cp[0][3:]}"
+
+
 def _requirement(
     text: str, origin: str, opts: _PipOpts, tool: str, py: str | None, cmd: Command
 ) -> list[Action]:
@@ -184,13 +201,9 @@ def _requirement(
     if not t:
         return []
     if t.startswith(("git+", "http://", "https://", "file:")) or t.endswith(".whl"):
-        wm = _WHEEL_RE.search(t.replace("%2B", "+"))
-        if wm is not None:
-            pkg = _norm(wm.group(1))
-            ver = wm.group(2)
-            if not _readable(ver):
-                return _local_project(t)
-            pyv = f"{wm.group(3)[2]}.{wm.group(3)[3:]}"
+        wheel = _framework_wheel(t)
+        if wheel is not None:
+            pkg, ver, pyv = wheel
             return [Install(FRAMEWORKS[pkg], pkg, t, version=ver, tool=tool, python=py or pyv, origin=origin)]
         return _local_project(t)
     if t in (".", "./") or t.startswith(("./", "/", "../")):
@@ -267,6 +280,7 @@ def _requirement(
             tool=tool,
             python=py,
             origin=origin,
+            links=tuple(u for u in (opts.index, *opts.extra, *opts.find_links) if u),
         ),
         *extra_act,
     ]
@@ -340,5 +354,8 @@ def _read_requirements(
         elif head.startswith("-"):
             continue
         else:
-            reqs.append((line.split(";")[0].strip(), f"{PurePosixPath(path).name}:{n}"))
+            # Per-requirement options (pip-compile --generate-hashes writes `name==V --hash=sha256:...`) are not
+            # part of the requirement.
+            req = re.sub(r"\s--(?:hash|config-settings|global-option|install-option)(?:=|\s+)\S+", "", line)
+            reqs.append((req.split(";")[0].strip(), f"{PurePosixPath(path).name}:{n}"))
     return out

@@ -10,9 +10,12 @@ import os
 import re
 from collections.abc import Iterator
 
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from compat.dockerfile import aptkey, buildiso, shellglue
 from compat.dockerfile.installs import _PIP_VALUE_OPTS
 from compat.dockerfile.model import COMPANION, COMPAT_LIBS, GET_PIP, NO_CUDNN, Event, Options, Stage
 from compat.dockerfile.parser import UNSET
@@ -141,13 +144,20 @@ def _pip_requirements(argv: list[str]) -> tuple[list[str], bool] | None:
 
 def _name_version(req: str) -> tuple[str, str | None, bool]:
     """(normalised name, exact version or None, any version specifier at all)."""
-    m = re.match(r"^([A-Za-z0-9][A-Za-z0-9._\-]*)(\[[^\]]*\])?\s*(.*)$", req.strip())
-    if m is None:
-        return "", None, False
-    name = m.group(1).lower().replace("_", "-")
-    spec = m.group(3).strip()
-    exact = re.fullmatch(r"===?\s*([0-9][^\s,;]*)", spec)
-    return name, (exact.group(1) if exact else None), bool(spec)
+    try:
+        parsed = Requirement(req.strip())
+    except InvalidRequirement:  # a path, a URL, a wheel file: its name as written, no version
+        m = re.match(r"^([A-Za-z0-9][A-Za-z0-9._\-]*)(\[[^\]]*\])?\s*(.*)$", req.strip())
+        if m is None:
+            return "", None, False
+        return canonicalize_name(m.group(1)), None, bool(m.group(3).strip())
+    specs = list(parsed.specifier)
+    exact = (
+        specs[0].version
+        if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version
+        else None
+    )
+    return canonicalize_name(parsed.name), exact, bool(specs) or parsed.url is not None
 
 
 def _unwrap(argv: list[str]) -> list[str]:
@@ -175,6 +185,7 @@ def record(st: Stage, cmd: Command, line: int) -> None:
     if not argv:
         return
     head = os.path.basename(argv[0])
+    aptkey.record(st, argv, line, cmd.branch)
     torch_now = st.torch.raw if st.torch is not None else None
     for a in argv[1:]:
         m = GET_PIP_URL.search(a)
@@ -197,6 +208,8 @@ def record(st: Stage, cmd: Command, line: int) -> None:
     if parsed is None:
         return
     reqs, no_deps = parsed
+    buildiso.record(st, argv, reqs, line, cmd.branch, cmd.env)
+    st.findings.extend(shellglue.check(st, argv, reqs, line))
     names = [_name_version(r) for r in dict.fromkeys(reqs) if UNSET not in r]  # 1 MB of one requirement: once
     with_torch = any(n == "torch" for n, _, _ in names)
     pinned = [v for n, v, _ in names if n == "torch" and v]
@@ -259,6 +272,8 @@ def _newest_torch(m: Matrix) -> Version | None:
 def check_rules(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding | Skip]:
     if not st.events:
         return
+    yield from aptkey.check(st, m)
+    yield from buildiso.check(st)
     newest = _newest_torch(m)
     url_event: Event | None = None
     for ev in st.events:

@@ -14,7 +14,8 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Mapping
 
-from compat.dockerfile.parser import UNSET, strip_unset
+from compat.dockerfile.expand import strip_unset
+from compat.dockerfile.parser import UNSET
 from compat.dockerfile.shellwords import (  # noqa: F401 - Command and Token are this module's API too
     _ASSIGN_RE,
     _CMDSUB_RE,

@@ -6,7 +6,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from compat.dockerfile.parser import UNSET, expand, words
+from compat.dockerfile.expand import expand
+from compat.dockerfile.parser import UNSET, words
 
 OPERATORS = ("&&", "||", ";;", ";", "|", "&", "(", ")")
 _REDIR_RE = re.compile(r"^(\d*|&)(>>|>&|<&|>|<<<|<<-?|<)")

@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath
 from packaging.version import InvalidVersion, Version
 
 from compat.dockerfile import installs as ins
+from compat.dockerfile.expand import ExpansionError, expand, strip_unset
 from compat.dockerfile.frameworks import _install_tf, _install_torch
 from compat.dockerfile.images import BaseStack, deleted_row, infer, parse_ref
 from compat.dockerfile.model import (
@@ -26,15 +27,7 @@ from compat.dockerfile.model import (
     TorchState,
     Where,
 )
-from compat.dockerfile.parser import (
-    Dockerfile,
-    ExpansionError,
-    Instruction,
-    expand,
-    key_values,
-    split_flags,
-    strip_unset,
-)
+from compat.dockerfile.parser import Dockerfile, Instruction, key_values, split_flags
 from compat.dockerfile.rules import record, record_env
 from compat.dockerfile.shell import run as run_shell
 from compat.errors import InputError
@@ -327,6 +320,8 @@ def _copy(st: Stage, ins_: Instruction, df: Dockerfile, by_name: Mapping[str, St
                 st.torch = replace(other.torch, line=ins_.line)
             if other.tf is not None:
                 st.tf = replace(other.tf, line=ins_.line)
+            if other.jax is not None:
+                st.jax = replace(other.jax, jax_line=ins_.line, jaxlib_line=ins_.line)
             if other.python is not None and (st.python is None or "conda" in " ".join(srcs)):
                 st.python = replace(other.python, line=ins_.line, how=f"copied from stage {other.label}")
         return
@@ -456,6 +451,8 @@ def _apply(st: Stage, act: ins.Action, line: int, m: Matrix) -> None:
             st.torch = None
         if "tensorflow" in act.frameworks:
             st.tf = None
+        if "jax" in act.frameworks:
+            st.jax = None
     elif isinstance(act, ins.Note):
         st.findings.append(
             Finding(act.id, act.severity, act.title, act.message, (), {}, group="dockerfile", line=line)
@@ -465,6 +462,10 @@ def _apply(st: Stage, act: ins.Action, line: int, m: Matrix) -> None:
             st.python = Where(act.python, line, f"the interpreter of this install ({act.python})")
         if act.framework == "torch":
             _install_torch(st, act, line, m)
+        elif act.framework == "jax":
+            from compat.dockerfile.jaxinstall import record_install
+
+            record_install(st, act, line)
         else:
             _install_tf(st, act, line, m)
 

@@ -1,198 +1,31 @@
-"""The crash-signature catalogue (matrix/signatures.yaml): validation, loading and compiled regexes."""
+"""The crash-signature catalogue (matrix/signatures.yaml): validation, loading and compiled regexes.
+
+The model (Catalogue, Signature, ...) lives in compat.explain.signature; matrix/error_codes.yaml in
+compat.explain.error_codes."""
 
 from __future__ import annotations
 
 import datetime as _dt
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from compat.errors import InputError, MatrixError
 from compat.explain.categories import CATEGORIES  # the root-cause categories (one copy)
+from compat.explain.error_codes import CODES_FILE, with_codes
+from compat.explain.signature import (
+    CONVERTERS,
+    FACT_NAMES,
+    FRAMEWORK_WORDS,
+    Catalogue,
+    Category,
+    Death,
+    Signature,
+    trie_pattern,
+)
 from compat.findings import Fix
 
 FILE = "signatures.yaml"
-
-# Facts a signature may extract (named regex groups) or set; documented in the JSON "facts" of a diagnosis.
-FACT_NAMES = frozenset(
-    {
-        "driver",
-        "driver_cuda",
-        "cudnn_built",
-        "cudnn_runtime",
-        "torch_build",
-        "gpu",
-        "gpu_index",
-        "arch",
-        "cc",
-        "min_cc",
-        "supported_archs",
-        "requested",
-        "capacity",
-        "free",
-        "shape",
-        "library",
-        "symbol",
-        "xid",
-        "sxid",
-        "pci_bus",
-        "nvml_error",
-        "nvml_version",
-        "exit_code",
-        "signal",
-        "pid",
-        "process",
-        "nccl_version",
-        "nccl_error",
-        "nccl_warning",
-        "nccl_result",
-        "op",
-        "seq",
-        "timeout_ms",
-        "stuck_s",
-        "assertion",
-        "error_code",
-        "cuda_required",
-    }
-)
-
-_SIGNALS = {
-    "segmentation fault": "11",
-    "sigsegv": "11",
-    "bus error": "7",
-    "sigbus": "7",
-    "killed": "9",
-    "sigkill": "9",
-    "aborted": "6",
-    "sigabrt": "6",
-    "terminated": "15",
-    "sigterm": "15",
-}
-
-
-def _cuda_int(raw: str) -> str:
-    """CUDA's integer version (driver API): 11040 -> 11.4, 12080 -> 12.8, 6050 -> 6.5."""
-    n = int(raw)
-    return f"{n // 1000}.{(n % 1000) // 10}"
-
-
-def _cudnn_int(raw: str) -> str:
-    """cuDNN's integer version: 7605 -> 7.6.5; cuDNN 9 uses major*10000: 90100 -> 9.1.0."""
-    n = int(raw)
-    if n >= 10000:
-        return f"{n // 10000}.{(n % 10000) // 100}.{n % 100}"
-    return f"{n // 1000}.{(n % 1000) // 100}.{n % 100}"
-
-
-def _tuple(raw: str) -> str:
-    """A Python tuple as printed: "8, 9, 2" -> 8.9.2."""
-    return ".".join(p.strip() for p in raw.split(",") if p.strip())
-
-
-def _signame(raw: str) -> str:
-    return _SIGNALS.get(raw.strip().lower(), raw.strip())
-
-
-CONVERTERS: dict[str, Callable[[str], str]] = {
-    "cuda_int": _cuda_int,
-    "cudnn_int": _cudnn_int,
-    "tuple": _tuple,
-    "signame": _signame,
-}
-
-MAX_FACT_LEN = 200
-
-
-@dataclass(frozen=True)
-class Category:
-    """One root-cause category: what it means, how to fix it, and how it ranks against others."""
-
-    name: str
-    title: str
-    explanation: str
-    rank: int
-    """Lower is closer to the root cause (a driver problem explains a missing GPU, not the reverse)."""
-    suppresses: frozenset[str]
-    fixes: tuple[Fix, ...]
-    confirm: Fix | None = None
-    """The command that confirms (or rules out) this cause on the machine that failed."""
-
-
-@dataclass(frozen=True)
-class Death:
-    """A line that shows a process died without naming why; its suspects are ranked, most likely first."""
-
-    id: str
-    keywords: tuple[str, ...]
-    regex: re.Pattern[str]
-    suspects: tuple[str, ...]
-    meaning: str
-    source: str = ""
-
-
-@dataclass(frozen=True)
-class Signature:
-    """One known error message: its pre-filter keywords, compiled regex and what it reveals."""
-
-    id: str
-    category: str | None
-    """None for context extractors (facts only, never a diagnosis)."""
-    keywords: tuple[str, ...]
-    regex: re.Pattern[str]
-    confidence: float
-    meaning: str
-    title: str | None = None
-    set_facts: Mapping[str, str] = field(default_factory=dict)
-    fixes: tuple[Fix, ...] = ()
-    source: str = ""
-
-    def facts_from(self, m: re.Match[str]) -> dict[str, str]:
-        """The facts a match reveals: named groups (converted) plus the row's constant facts."""
-        out: dict[str, str] = {}
-        for key, val in m.groupdict().items():
-            if val is None:
-                continue
-            name, _, conv = key.partition("__")
-            text = val.strip().rstrip(".").strip()
-            if not text:
-                continue
-            if conv:
-                try:
-                    text = CONVERTERS[conv](text)
-                except (ValueError, KeyError):
-                    continue
-            out[name] = text[:MAX_FACT_LEN]
-        for k, v in self.set_facts.items():
-            out.setdefault(k, v)
-        return out
-
-
-@dataclass(frozen=True)
-class Catalogue:
-    """The loaded catalogue: categories, signatures (and context extractors) and the keyword pre-filter."""
-
-    updated: str
-    categories: Mapping[str, Category]
-    signatures: tuple[Signature, ...]
-    extractors: tuple[Signature, ...]
-    prefilter: re.Pattern[str]
-    """One regex of every keyword: a line is only matched against signatures if this finds something."""
-    deaths: tuple[Death, ...] = ()
-    codes_by_value: Mapping[int, Signature] = field(default_factory=dict)
-    """cudaError_t value -> its error-code signature ("cuda runtime error (N)", "CUDA error N")."""
-
-    @property
-    def all_rows(self) -> tuple[Signature, ...]:
-        return self.signatures + self.extractors
-
-    @property
-    def keywords(self) -> frozenset[str]:
-        """Every keyword of every row (signatures, extractors, deaths): the byte-level pre-filter's words."""
-        return frozenset(
-            [k for s in self.all_rows for k in s.keywords] + [k for d in self.deaths for k in d.keywords]
-        )
 
 
 # ------------------------------------------------------------------ validation
@@ -251,7 +84,24 @@ def _category(name: str, row: Any, problems: list[str]) -> Category | None:
     confirm = _fixes([row["confirm"]], f"{where}.confirm", problems) if "confirm" in row else ()
     if confirm and not confirm[0].command:
         problems.append(f"{where}: 'confirm' needs a command")
-    unknown = set(row) - {"title", "explanation", "rank", "suppresses", "fixes", "confirm"}
+    confirm_for: list[tuple[str, Fix]] = []
+    raw_for = row.get("confirm_for") or {}
+    if not isinstance(raw_for, dict):
+        problems.append(f"{where}: 'confirm_for' must map a framework to a confirm command")
+        raw_for = {}
+    for fw, raw in raw_for.items():
+        if fw not in FRAMEWORK_WORDS:
+            problems.append(
+                f"{where}.confirm_for: unknown framework {fw!r} (one of {sorted(FRAMEWORK_WORDS)})"
+            )
+            continue
+        got = _fixes([raw], f"{where}.confirm_for.{fw}", problems)
+        if got and not got[0].command:
+            problems.append(f"{where}.confirm_for.{fw}: needs a command")
+        elif got:
+            confirm_for.append((fw, got[0]))
+    confirm_for.sort(key=lambda p: list(FRAMEWORK_WORDS).index(p[0]))
+    unknown = set(row) - {"title", "explanation", "rank", "suppresses", "fixes", "confirm", "confirm_for"}
     if unknown:
         problems.append(f"{where}: unknown keys {sorted(unknown)}")
     return Category(
@@ -262,6 +112,7 @@ def _category(name: str, row: Any, problems: list[str]) -> Category | None:
         frozenset(sup),
         fixes,
         confirm[0] if confirm else None,
+        tuple(confirm_for),
     )
 
 
@@ -494,174 +345,6 @@ def _deaths(rows: Any, ids: set[str], problems: list[str]) -> tuple[Death, ...]:
         ids.add(did)
         out.append(Death(did, tuple(kws), regex, tuple(sus), " ".join(str(meaning).split()), str(src)))
     return tuple(out)
-
-
-# ------------------------------------------------------------------ matrix/error_codes.yaml
-
-CODES_FILE = "error_codes.yaml"
-ENUMS = (
-    "cudaError_t",
-    "CUresult",
-    "cudnnStatus_t",
-    "cublasStatus_t",
-    "ncclResult_t",
-    "nvmlReturn_t",
-    "absl::StatusCode",
-)
-_CODE_KEYS = {"enum", "name", "value", "category", "confidence", "meaning", "message", "source", "header"}
-
-
-_FAMILY_KEYWORD = {
-    "cudaError_t": "cudaerror",
-    "CUresult": "cuda_error_",
-    "cudnnStatus_t": "cudnn_status_",
-    "cublasStatus_t": "cublas_status_",
-    "nvmlReturn_t": "nvml_error_",
-}
-
-
-def validate_codes(doc: Any) -> list[str]:
-    """Every problem in an error_codes.yaml document (registered in compat.matrix.EXTRA_VALIDATORS)."""
-    return _codes(doc)[2]
-
-
-def _code_pattern(enum: str, name: str, message: str | None) -> str:
-    names = [re.escape(name)]
-    if enum == "nvmlReturn_t" and name.startswith("NVML_ERROR_"):
-        # pynvml raises NVMLError_<CamelCase> (NVMLError_LibRmVersionMismatch)
-        names.append("NVMLError_" + "".join(w.capitalize() for w in name[len("NVML_ERROR_") :].split("_")))
-    if enum == "absl::StatusCode":
-        # XLA/TF print the status as "CODE: message" ("RESOURCE_EXHAUSTED: Out of memory ...") and older
-        # TensorFlow as "Resource exhausted: ..."; only RESOURCE_EXHAUSTED is read outside an XlaRuntimeError.
-        spaced = re.escape(name.replace("_", " ").capitalize())
-        if name == "RESOURCE_EXHAUSTED":
-            return rf"\b(?:{names[0]}|{spaced}):"
-        return rf"XlaRuntimeError: (?:{names[0]}|{spaced})\b"
-    alt = "|".join(names)
-    if message:
-        alt += "|" + re.escape(message.split(" (run with")[0])
-    return rf"(?<![A-Za-z0-9_])(?:{alt})(?![A-Za-z0-9_])"
-
-
-def _codes(doc: Any) -> tuple[list[Signature], dict[int, Signature], list[str]]:
-    problems: list[str] = []
-    sigs: list[Signature] = []
-    by_value: dict[int, Signature] = {}
-    if not isinstance(doc, dict) or not isinstance(doc.get("codes"), list) or not doc["codes"]:
-        return [], {}, ["the document must be a mapping with 'updated' and a non-empty 'codes' list"]
-    seen: set[tuple[str, str]] = set()
-    for i, row in enumerate(doc["codes"]):
-        where = f"codes[{i}]"
-        if not isinstance(row, dict):
-            problems.append(f"{where}: must be a mapping")
-            continue
-        n0 = len(problems)
-        enum, name, value = row.get("enum"), row.get("name"), row.get("value")
-        where = f"{where} ({enum} {name})"
-        if set(row) - _CODE_KEYS:
-            problems.append(f"{where}: unknown keys {sorted(set(row) - _CODE_KEYS)}")
-        if enum not in ENUMS:
-            problems.append(f"{where}: 'enum' must be one of {', '.join(ENUMS)}")
-        if not isinstance(name, str) or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
-            problems.append(f"{where}: 'name' must be an identifier")
-        if isinstance(value, bool) or not isinstance(value, int):
-            problems.append(f"{where}: 'value' must be an integer")
-        if (str(enum), str(name)) in seen:
-            problems.append(f"{where}: duplicate")
-        seen.add((str(enum), str(name)))
-        cat = row.get("category")
-        if cat not in CATEGORIES:
-            problems.append(f"{where}: unknown category {cat!r}")
-        conf = row.get("confidence")
-        if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0.0 < float(conf) <= 1.0:
-            problems.append(f"{where}: 'confidence' must be a number in (0, 1]")
-        for key in ("meaning", "source", "header"):
-            if not isinstance(row.get(key), str) or not row[key].strip():
-                problems.append(f"{where}: missing '{key}'")
-        if isinstance(row.get("source"), str) and not row["source"].startswith("https://"):
-            problems.append(f"{where}: 'source' must be a URL")
-        msg = row.get("message")
-        if msg is not None and not isinstance(msg, str):
-            problems.append(f"{where}: 'message' must be a string")
-        if len(problems) > n0:
-            continue
-        # One keyword per family (its common prefix), not one per code: the pre-filter's automaton stays
-        # small (fast), and the few lines holding a prefix are checked against each row's exact name.
-        kws = [_FAMILY_KEYWORD.get(str(enum), str(name).lower())]
-        if enum == "nvmlReturn_t" and str(name).startswith("NVML_ERROR_"):
-            kws.append("nvmlerror_")
-        if enum == "absl::StatusCode":
-            kws = (
-                ["resource_exhausted:", "resource exhausted:"]
-                if name == "RESOURCE_EXHAUSTED"
-                else ["xlaruntimeerror: "]
-            )
-        if msg:
-            kws.append(msg.split(" (run with")[0].lower())
-        title = None if cat != "gpu_error" else f"{enum} {name}"
-        sig = Signature(
-            f"code-{str(enum).replace('::', '-').lower()}-{str(name).lower()}",
-            str(cat),
-            tuple(dict.fromkeys(kws)),
-            re.compile(_code_pattern(str(enum), str(name), msg), re.IGNORECASE),
-            float(row["confidence"]),
-            f"{enum} {name} ({value}): " + " ".join(str(row["meaning"]).split()),
-            title,
-            {"error_code": str(name)},
-            (),
-            str(row["source"]),
-        )
-        sigs.append(sig)
-        if enum == "cudaError_t":
-            by_value[int(row["value"])] = sig
-    return sigs, by_value, problems
-
-
-def with_codes(cat: Catalogue, doc: Any) -> Catalogue:
-    """The catalogue plus one signature per error code of an error_codes.yaml document (lazily loaded)."""
-    if doc is None:
-        return cat
-    sigs, by_value, problems = _codes(doc)
-    if problems:
-        raise MatrixError([f"{CODES_FILE}: {p}" for p in problems])
-    have = {s.id for s in cat.all_rows}
-    new = tuple(s for s in sigs if s.id not in have)
-    words = cat.keywords | {k for s in new for k in s.keywords}
-    return Catalogue(
-        cat.updated,
-        cat.categories,
-        cat.signatures + new,
-        cat.extractors,
-        re.compile(trie_pattern(sorted(words))),
-        cat.deaths,
-        by_value,
-    )
-
-
-def trie_pattern(words: set[str] | list[str]) -> str:
-    """One regex matching any of `words`, shaped as a trie.
-
-    A flat alternation makes Python's regex engine try every keyword at every position (~9 MB/s on a
-    training log); sharing prefixes tries one branch per first character and is several times faster.
-    """
-    trie: dict[str, Any] = {}
-    for w in words:
-        node = trie
-        for ch in w:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def emit(node: dict[str, Any]) -> str:
-        if list(node) == [""]:
-            return ""
-        optional = "" in node
-        alts = [re.escape(ch) + emit(node[ch]) for ch in sorted(node) if ch]
-        if len(alts) == 1 and not optional:
-            return alts[0]
-        body = "(?:" + "|".join(alts) + ")"
-        return body + "?" if optional else body
-
-    return emit(trie) if trie else "(?!)"
 
 
 def validate_document(doc: Any) -> list[str]:

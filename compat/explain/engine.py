@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from compat.explain import Diagnosis, Evidence
-from compat.explain.catalogue import Catalogue, Death, Signature, default_catalogue, trie_pattern
+from compat.explain.catalogue import default_catalogue
+from compat.explain.prefilter import prefilter_for
+from compat.explain.settle import settle_suspects
+from compat.explain.signature import Catalogue, Death, Signature
 from compat.findings import Fix
 
 if TYPE_CHECKING:
@@ -47,52 +50,6 @@ SUSPECT_CONFIDENCE = (0.4, 0.3, 0.2, 0.15)
 
 def strip_ansi(text: str) -> str:
     return ANSI_RE.sub("", text) if "\x1b" in text else text
-
-
-# ------------------------------------------------------------------ the byte-level pre-filter
-
-_ac: Any
-try:  # optional: the `fast` extra (a Rust Aho-Corasick); the pure-Python trie regex below is the fallback
-    import ahocorasick_rs
-
-    _ac = ahocorasick_rs
-except ImportError:  # pragma: no cover - depends on the environment
-    _ac = None
-
-
-class Prefilter:
-    """Finds the start of every keyword in lower-cased bytes: Aho-Corasick (ahocorasick_rs) when installed,
-    else one trie-shaped regex over bytes. Keywords are matched as their UTF-8 bytes."""
-
-    def __init__(self, words: frozenset[str], *, pure: bool = False) -> None:
-        raw = sorted({w.encode("utf-8") for w in words if w})
-        self.kind = "regex"
-        self._ac: Any = None
-        if _ac is not None and not pure and raw:
-            self._ac = _ac.BytesAhoCorasick(
-                raw, matchkind=_ac.MatchKind.LeftmostLongest, implementation=_ac.Implementation.DFA
-            )
-            self.kind = "aho-corasick"
-        # latin-1 maps each byte to one character and back, so the str trie becomes a bytes regex
-        self._re = re.compile(trie_pattern([w.decode("latin-1") for w in raw]).encode("latin-1"))
-
-    def starts(self, low: bytes | memoryview) -> Iterator[int]:
-        if self._ac is not None:
-            for _, s, _ in self._ac.find_matches_as_indexes(low):
-                yield s
-        else:
-            for m in self._re.finditer(low):
-                yield m.start()
-
-
-_PREFILTERS: dict[tuple[frozenset[str], bool], Prefilter] = {}
-
-
-def prefilter_for(words: frozenset[str], *, pure: bool = False) -> Prefilter:
-    key = (words, pure)
-    if key not in _PREFILTERS:
-        _PREFILTERS[key] = Prefilter(words, pure=pure)
-    return _PREFILTERS[key]
 
 
 # ------------------------------------------------------------------ state
@@ -461,7 +418,7 @@ class Scanner:
                     why + " " + category.explanation,
                     {"death": death.death.id, "suspect_rank": i + 1},
                     fixes,
-                    category.confirm,
+                    category.confirm_in([e.text for e in evs]),
                     evs,
                     True,
                 )
@@ -520,7 +477,7 @@ def _diagnosis(
         explanation,
         facts,
         fixes,
-        category.confirm,
+        category.confirm_in(hit.evidence),
         tuple(e.frozen() for e in hit.evs),
     )
 
@@ -536,79 +493,3 @@ def finish(scanner: Scanner, facts: Facts | None, matrix: Matrix | None) -> list
     from compat.explain.crosscheck import cross_check
 
     return cross_check(diags, facts, matrix)
-
-
-def _events(probes: Mapping[str, Any]) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]], Any, bool]:
-    """(OOM kills, Xid events, cgroup oom_kill count, whether the kernel log was read) from the probes."""
-    health = probes.get("health")
-    ooms: list[Mapping[str, Any]] = []
-    xids: list[Mapping[str, Any]] = []
-    read = False
-    if isinstance(health, Mapping) and health.get("status") not in ("timeout", "error"):
-        read = isinstance(health.get("oom"), list) or isinstance(health.get("xid"), list)
-        ooms = [e for e in health.get("oom") or [] if isinstance(e, Mapping)]
-        xids = [e for e in health.get("xid") or [] if isinstance(e, Mapping)]
-    res = probes.get("resources")
-    cg = res.get("cgroup") if isinstance(res, Mapping) else None
-    kills = cg.get("oom_kills") if isinstance(cg, Mapping) else None
-    return ooms, xids, kills if isinstance(kills, int) and not isinstance(kills, bool) else None, read
-
-
-def settle_suspects(diags: list[Diagnosis], probes: Mapping[str, Any]) -> list[Diagnosis]:
-    """Reorder an inconclusive answer by what the machine saw: an OOM kill (kernel log or the cgroup's
-    memory.events) names host_oom, an Xid names hardware_xid; the latest event wins when both are there."""
-    from dataclasses import replace
-
-    ooms, xids, kills, read = _events(probes)
-    found: dict[str, tuple[str, str]] = {}
-    if ooms:
-        o = ooms[-1]
-        found["host_oom"] = (
-            str(o.get("time") or ""),
-            f"kernel log: the OOM killer killed {o.get('process')} (pid {o.get('pid')})"
-            + (f" at {o.get('time')}" if o.get("time") else "")
-            + (" at a cgroup (container) limit" if o.get("cgroup") else "")
-            + f"; {len(ooms)} OOM kill(s) in the log",
-        )
-    elif kills:
-        found["host_oom"] = ("", f"cgroup memory.events: oom_kill {kills} (this cgroup hit its memory limit)")
-    if xids:
-        x = xids[-1]
-        found["hardware_xid"] = (
-            str(x.get("time") or ""),
-            f"kernel log: Xid {x.get('code')} on {x.get('pci')}"
-            + (f" at {x.get('time')}" if x.get("time") else "")
-            + (f" ({x.get('process')})" if x.get("process") else "")
-            + f": {str(x.get('message') or '')[:120]}",
-        )
-    if not found:
-        if not read:
-            return diags
-        note = "the kernel log shows no OOM kill and no Xid"
-        rest = [d for d in diags if d.category not in ("host_oom", "hardware_xid")]
-        ruled = [
-            replace(d, confidence=round(d.confidence * 0.5, 2), facts={**d.facts, "doctor": note})
-            for d in diags
-            if d.category in ("host_oom", "hardware_xid")
-        ]
-        return [replace(d, facts={**d.facts, "doctor": note}) for d in rest] + ruled
-    named = sorted(found, key=lambda c: found[c][0], reverse=True)
-    out: list[Diagnosis] = []
-    for i, c in enumerate(named):
-        d = next((x for x in diags if x.category == c), None)
-        if d is None:
-            continue
-        ev = found[c][1]
-        out.append(
-            replace(
-                d,
-                confidence=0.85 if i == 0 else 0.6,
-                title=d.title.removeprefix("Suspected: "),
-                evidence=(*d.evidence, ev),
-                evidence_at=(*d.evidence_at, Evidence(0, ev)),
-                explanation=f"The machine confirms it - {ev}. " + d.explanation,
-                facts={**d.facts, "doctor": ev},
-                suspected=False,
-            )
-        )
-    return out + [d for d in diags if d.category not in found]

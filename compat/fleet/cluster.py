@@ -21,6 +21,7 @@ from typing import Any, Optional
 
 from compat.errors import InputError
 from compat.fleet.report import NodeInput
+from compat.output import SCHEMA_VERSION
 
 DEFAULT_TIMEOUT = 180.0
 CONNECT_TIMEOUT = 30.0
@@ -124,7 +125,11 @@ def answer_to_input(name: str, node: Mapping[str, Any], answer: Any, timeout: fl
         doc = json.loads(stdout)
     except ValueError:
         doc = None
-    if isinstance(doc, dict) and doc.get("schema_version") == 1 and isinstance(doc.get("facts"), dict):
+    if (
+        isinstance(doc, dict)
+        and doc.get("schema_version") == SCHEMA_VERSION
+        and isinstance(doc.get("facts"), dict)
+    ):
         return NodeInput(name, source, "reported", doc=doc, meta=meta)
     last = stderr.splitlines()[-1] if stderr else ""
     if "No module named compat" in stderr:

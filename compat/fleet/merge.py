@@ -20,6 +20,7 @@ from typing import Any
 from compat.errors import InputError
 from compat.facts import MAX_JSON_DEPTH, json_error, json_too_deep
 from compat.fleet.report import NodeInput
+from compat.output import SCHEMA_VERSION
 
 MAX_BYTES = 64 * 1024 * 1024
 """A report file larger than this is refused (a doctor report is ~50 KB: room for over a thousand nodes)."""
@@ -65,9 +66,9 @@ def check_report(doc: Any, where: str) -> Mapping[str, Any]:
         raise InputError(
             f"{where}: not a compat doctor report (a JSON {type(doc).__name__}, expected an object)"
         )
-    if doc.get("schema_version") != 1:
+    if doc.get("schema_version") != SCHEMA_VERSION:
         raise InputError(
-            f"{where}: not a compat doctor report of schema_version 1 "
+            f"{where}: not a compat doctor report of schema_version {SCHEMA_VERSION} "
             f"(schema_version is {doc.get('schema_version')!r})"
         )
     for key, kind in REQUIRED:

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Optional
 
-SCHEMA_VERSION = 1
+from compat.output import SCHEMA_VERSION  # the one schema_version (compat/output)
 
 FINGERPRINT_FACTS = (
     "driver",

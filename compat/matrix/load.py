@@ -47,7 +47,7 @@ EXTRA_VALIDATORS: dict[str, str] = {
     "images.yaml": "compat.dockerfile.images:validate_document",
     "driver_branches.yaml": "compat.dockerfile.drivers:validate_document",
     "xid.yaml": "compat.probes.health:validate_document",
-    "error_codes.yaml": "compat.explain.catalogue:validate_codes",
+    "error_codes.yaml": "compat.explain.error_codes:validate_codes",
     "jax.yaml": "compat.jaxmatrix:validate_document",
 }
 
@@ -56,8 +56,8 @@ def extra_validators() -> dict[str, Callable[[Any], list[str]]]:
     """File name -> validator function (imported here, on first use: they pull in their subject's module)."""
     from compat.dockerfile.drivers import validate_document as driver_branches
     from compat.dockerfile.images import validate_document as images
-    from compat.explain.catalogue import validate_codes as error_codes
     from compat.explain.catalogue import validate_document as signatures
+    from compat.explain.error_codes import validate_codes as error_codes
     from compat.jaxmatrix import validate_document as jax
     from compat.probes.health import validate_document as xid
 

@@ -239,7 +239,9 @@ def facts_from_probes(probes: dict[str, Any], res: Mapping[str, Any] | None = No
     fw = ps.frameworks if isinstance(ps.frameworks, Frameworks) else Frameworks()
     target = ps.meta.python if ps.meta is not None else None
     if fw.python:
-        values["python"] = _fact("python", fw.python, f"{target} (--python)" if target else "sys.version", "")
+        values["python"] = _fact(
+            "python", fw.python, f"{target} (sys.version)" if target else "sys.version", ""
+        )
     else:
         values["python"] = make_fact("python", host_python(), "sys.version")
     if fw.status == "ok":

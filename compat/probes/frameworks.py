@@ -44,6 +44,7 @@ def pin_conflicts(dists: Mapping[str, str], requires: Mapping[str, list[str]]) -
     Requirements of an extra count only when some nvidia-* distribution is installed (the extra was wanted).
     """
     from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
     from packaging.version import InvalidVersion, Version
 
     any_nvidia = any(k.startswith("nvidia-") for k in dists)
@@ -55,7 +56,7 @@ def pin_conflicts(dists: Mapping[str, str], requires: Mapping[str, list[str]]) -
                 req = Requirement(line)
             except InvalidRequirement:
                 continue
-            name = req.name.lower().replace("_", "-").replace(".", "-")
+            name = canonicalize_name(req.name)
             if not name.startswith("nvidia-") or name not in dists:
                 continue
             if req.marker is not None:

@@ -7,9 +7,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from compat.output import SCHEMA_VERSION  # the one schema_version (compat/output)
 from compat.record.timeline import Sample
-
-SCHEMA_VERSION = 1
 
 
 def signal_name(sig: int | None) -> str | None:

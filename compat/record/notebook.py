@@ -154,9 +154,14 @@ def _compat_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.abspath(compat.__file__)))
 
 
-def explain_last(json_out: bool = False, environ: Mapping[str, str] | None = None) -> int:
+def explain_last(
+    json_out: bool = False, environ: Mapping[str, str] | None = None, *, fmt: str | None = None
+) -> int:
     """`compat explain --last`: the verdict of the newest record (a run, a watch or a notebook kernel)."""
-    from compat.errors import EXIT_INCOMPATIBLE, EXIT_OK, InputError
+    from compat.errors import InputError
+    from compat.output import SCHEMA_VERSION
+    from compat.output.emit import emit
+    from compat.output.records import RunVerdictDocument
 
     found = store.latest(environ)
     if found is None:
@@ -166,29 +171,26 @@ def explain_last(json_out: bool = False, environ: Mapping[str, str] | None = Non
         )
     path, doc = found
     v = doc.get("verdict") or {}
-    if json_out:
-        from compat.render import dumps
-
-        sys.stdout.write(
-            dumps(
-                {
-                    "schema_version": 1,
-                    "record": path,
-                    "kind": doc.get("kind"),
-                    "pid": doc.get("pid"),
-                    "started_at": doc.get("started_at"),
-                    "verdict": v,
-                }
-            )
-            + "\n"
-        )
-    else:
+    fmt = fmt or ("json" if json_out else "text")
+    text = ""
+    if fmt != "json":
         from compat.record.document import RunRecord
         from compat.record.summary import summary
 
         try:
-            text = summary(RunRecord.from_json(doc))
+            body = summary(RunRecord.from_json(doc))
         except (KeyError, TypeError, ValueError):
-            text = death_message(doc) + "\n"
-        sys.stdout.write(f"{path} ({doc.get('started_at')})\n{text}")
-    return EXIT_OK if v.get("outcome") == "ok" else EXIT_INCOMPATIBLE
+            body = death_message(doc) + "\n"
+        text = f"{path} ({doc.get('started_at')})\n{body}"
+    out = RunVerdictDocument(
+        {
+            "schema_version": SCHEMA_VERSION,
+            "record": path,
+            "kind": doc.get("kind"),
+            "pid": doc.get("pid"),
+            "started_at": doc.get("started_at"),
+            "verdict": v,
+        },
+        text_out=text,
+    )
+    return emit(out, fmt)

@@ -13,7 +13,7 @@ MAX_RECORD = 32 << 20
 
 
 def records_dir(environ: Mapping[str, str] | None = None) -> str:
-    from compat.startup import cache_dir
+    from compat.cache import cache_dir
 
     return os.path.join(cache_dir(os.environ if environ is None else environ), "records")
 

@@ -7,9 +7,10 @@ imported in this process: the child scripts (_child_torch.py, _child_tf.py) do t
 
 from __future__ import annotations
 
-from compat.smoke.job import classify, installed_here, run_smoke
+from compat.smoke.job import installed_here, run_smoke
 from compat.smoke.report import render_text, smoke_findings
 from compat.smoke.result import DEVICES, FRAMEWORKS, STATUSES, SmokeOptions, SmokeResult
+from compat.smoke.verdict import classify
 
 __all__ = [
     "DEVICES",

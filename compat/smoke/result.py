@@ -10,8 +10,8 @@ from typing import Any, Optional
 
 from compat.errors import InputError
 from compat.findings import Fix
+from compat.output import SCHEMA_VERSION  # the one schema_version (compat/output)
 
-SCHEMA_VERSION = 1
 FRAMEWORKS = ("auto", "torch", "tensorflow", "jax")
 DEVICES = ("auto", "cuda", "cpu")
 STATUSES = ("passed", "failed", "crashed", "timed_out", "skipped")

@@ -106,5 +106,8 @@ def stage_facts_gpu(facts: dict[str, Any]) -> bool:
     tb = facts.get("torch_build")
     if isinstance(tb, dict) and tb.get("raw") == "cuda":
         return True
+    j = facts.get("jax")  # jax with its CUDA plugin or CUDA jaxlib ("0.4.30+cuda12", issue 17)
+    if isinstance(j, dict) and "+cuda" in str(j.get("raw", "")):
+        return True
     t = facts.get("torch")
     return isinstance(t, dict) and "+cu" in str(t.get("raw", ""))

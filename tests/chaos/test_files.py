@@ -121,7 +121,7 @@ def test_guard_cache_fifo_does_not_hang(tmp_path: Path) -> None:
     import sys
 
     code = (
-        "import os, sys, compat, compat.startup as s\n"
+        "import os, sys, compat, compat.guard_cache as s\n"
         "env = dict(os.environ)\n"
         "key = s._cache_key(env, {'require_gpu': False})\n"
         "os.makedirs(s.cache_dir(env), exist_ok=True)\n"

@@ -201,4 +201,9 @@ def test_yaml_nested_deep_enough_to_crash_libyaml(tmp_path: Path) -> None:
         )
         err = proc.stderr.decode("utf-8", "replace")
         assert proc.returncode == 2, (proc.returncode, err[:300])
-        assert "gpus.yaml" in err and "nested more than" in err
+        # compat's own depth guard says "nested more than"; a PyYAML with its own flow-depth limit (6.0.3+) refuses
+        # deep nesting first ("while increasing flow level" / "block level"): either way one problem line names the file.
+        assert "gpus.yaml" in err and (
+            "nested more than" in err or "flow level" in err or "block level" in err
+        ), err[:300]
+        assert "Traceback" not in err

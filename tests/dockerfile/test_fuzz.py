@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compat.dockerfile.parser import _apply_modifier, expand
+from compat.dockerfile.expand import _apply_modifier, expand
 from compat.dockerfile.shell import run as run_shell
 from tests.fuzzing import FUZZ, LIMIT_S, check
 

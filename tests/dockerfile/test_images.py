@@ -20,7 +20,7 @@ def raw() -> dict[str, Any]:
 
 def test_shipped_images_yaml_is_valid(raw: dict[str, Any]) -> None:
     assert validate_document(raw["images.yaml"]) == []
-    assert str(raw["images.yaml"]["updated"]) == "2026-11-23"
+    assert str(raw["images.yaml"]["updated"]) == "2026-11-27"
 
 
 def test_registered_in_matrix_extra_validators() -> None:
@@ -91,7 +91,8 @@ def test_nvidia_cuda_tags(
 
 def test_cudnn8_tag_gets_its_minor_from_data(raw: dict[str, Any]) -> None:
     assert infer(parse_ref("nvidia/cuda:12.1.1-cudnn8-runtime-ubuntu22.04"), raw).cudnn == "8.9"
-    assert infer(parse_ref("nvidia/cuda:11.3.1-cudnn8-runtime-ubuntu20.04"), raw).cudnn is None
+    assert infer(parse_ref("nvidia/cuda:11.3.1-cudnn8-runtime-ubuntu20.04"), raw).cudnn == "8.2"
+    assert infer(parse_ref("nvidia/cuda:10.1-cudnn7-runtime-ubuntu18.04"), raw).cudnn is None
 
 
 @pytest.mark.parametrize(
@@ -103,7 +104,20 @@ def test_cudnn8_tag_gets_its_minor_from_data(raw: dict[str, Any]) -> None:
         ("12.4.1-cudnn-runtime-ubuntu22.04", "9.1", 9),
         ("12.6.3-cudnn-devel-ubuntu22.04", "9.5", 9),
         ("12.8.1-cudnn-runtime-ubuntu22.04", "9.8", 9),
-        ("12.5.1-cudnn-runtime-ubuntu22.04", None, 9),  # no row read: major from the tag, minor unknown
+        ("11.0.3-cudnn8-runtime-ubuntu20.04", "8.0", 8),
+        ("11.2.2-cudnn8-devel-ubuntu20.04", "8.1", 8),
+        ("11.5.2-cudnn8-runtime-ubuntu20.04", "8.3", 8),
+        ("12.0.1-cudnn8-devel-ubuntu22.04", "8.8", 8),
+        ("12.3.2-cudnn9-runtime-ubuntu22.04", "9.0", 9),
+        ("12.5.1-cudnn-runtime-ubuntu22.04", "9.2", 9),
+        # a row for one patch release wins over the major.minor row
+        ("12.9.0-cudnn-runtime-ubuntu22.04", "9.9", 9),
+        ("12.6.1-cudnn-devel-ubuntu22.04", "9.3", 9),
+        ("12.6.2-cudnn-devel-ubuntu22.04", "9.5", 9),  # no patch row: the 12.6 row
+        ("12.8.0-cudnn-runtime-ubuntu22.04", "9.7", 9),
+        ("12.9.1-cudnn-runtime-ubuntu24.04", "9.10", 9),
+        ("13.0.0-cudnn-devel-ubuntu24.04", "9.12", 9),
+        ("13.0.2-cudnn-runtime-ubuntu24.04", None, 9),  # no row read: major from the tag, minor unknown
     ],
 )
 def test_cudnn_of_nvidia_cuda_tags(raw: dict[str, Any], tag: str, cudnn: str | None, major: int) -> None:
@@ -141,3 +155,47 @@ def test_python_and_os_images(raw: dict[str, Any]) -> None:
     ub = infer(parse_ref("ubuntu:22.04"), raw)
     assert ub.kind == "os" and ub.os == "ubuntu22.04" and ub.cuda is None
     assert infer(parse_ref("tensorflow/tensorflow:2.15.0-gpu"), raw).tensorflow == "2.15.0"
+
+
+def test_ngc_cuda_dl_base_tag_is_read_by_rule(raw: dict[str, Any]) -> None:
+    st = infer(parse_ref("nvcr.io/nvidia/cuda-dl-base:25.06-cuda12.9-devel-ubuntu24.04"), raw)
+    assert (st.kind, st.cuda, st.flavour, st.os, st.nvcc, st.known) == (
+        "ngc-base",
+        "12.9",
+        "devel",
+        "ubuntu24.04",
+        True,
+        True,
+    )
+    assert st.cudnn_major is None and st.python is None  # not inferred: unknown, not "none"
+    rt = infer(parse_ref("nvcr.io/nvidia/cuda-dl-base:25.10-cuda13.0-runtime-ubuntu24.04"), raw)
+    assert (rt.cuda, rt.nvcc) == ("13.0", False)
+    odd = infer(parse_ref("nvcr.io/nvidia/cuda-dl-base:latest-devel"), raw)
+    assert not odd.known
+
+
+def test_ngc_cuda_dl_base_nvcc_against_torch(tmp_path: Path) -> None:
+    from compat.dockerfile import check_dockerfile
+    from compat.matrix import load_matrix
+
+    shipped = load_matrix(Path(__file__).resolve().parents[2] / "matrix")
+    df = tmp_path / "Dockerfile"
+    df.write_text(
+        "FROM nvcr.io/nvidia/cuda-dl-base:25.12-cuda13.1-devel-ubuntu24.04\n"
+        "RUN apt-get update && apt-get install -y python3-pip\nRUN pip install torch==2.8.0\n"
+        "RUN pip install flash-attn --no-build-isolation\n"
+    )
+    ids = {f.id for f in check_dockerfile(df, shipped).findings if f.severity == "error"}
+    assert "dockerfile.nvcc-torch" in ids
+
+
+def test_pytorch_image_python_where_a_row_says_it(raw: dict[str, Any]) -> None:
+    st = infer(parse_ref("pytorch/pytorch:1.12.0-cuda11.3-cudnn8-devel"), raw)
+    assert st.python == "3.7" and "pytorch/pytorch:1.12.0" in st.python_how
+    assert infer(parse_ref("pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"), raw).python == "3.11"
+    assert (
+        infer(parse_ref("pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime"), raw).python is None
+    )  # no row: unknown
+    bad = {"updated": raw["images.yaml"]["updated"], "pytorch_images": [{"version": "2.0.0", "python": 3.1}]}
+    problems = validate_document(bad)
+    assert any("missing 'source'" in p for p in problems) and any("'python'" in p for p in problems)

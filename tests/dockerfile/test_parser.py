@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from compat.dockerfile.parser import UNSET, expand, key_values, parse, split_flags, strip_unset, words
+from compat.dockerfile.expand import expand, strip_unset
+from compat.dockerfile.parser import UNSET, key_values, parse, split_flags, words
 from compat.errors import InputError
 
 

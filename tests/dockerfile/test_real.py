@@ -54,5 +54,7 @@ def test_real_dockerfile(case: dict[str, Any], shipped: Any, run: Any) -> None:
     assert not wrong, f"must not report {sorted(wrong)}: " + "; ".join(
         f["title"] for f in doc["findings"] if f["id"] in wrong
     )
+    for name, value in case.get("facts", {}).items():  # the stack facts the analysis derives (JAX, issue 17)
+        assert (doc["facts"].get(name) or {}).get("value") == value, (name, doc["facts"].get(name))
     assert doc["stages"] and all(isinstance(f.get("line"), int) for f in doc["findings"])
     assert r.code == (1 if doc["verdict"] == "error" else 0)

@@ -117,6 +117,19 @@ def test_deleted_tag(write_df: Callable[..., Path], dmatrix: Any) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "image,gone",
+    [
+        ("nvidia/cuda:11.4.0-cudnn8-devel-ubuntu20.04", True),
+        ("nvidia/cuda:11.4.2-devel-ubuntu20.04", True),
+        ("nvidia/cuda:11.4.3-devel-ubuntu20.04", False),  # no report read: not assumed gone
+    ],
+)
+def test_deleted_cuda_11_4_tags(write_df: Callable[..., Path], dmatrix: Any, image: str, gone: bool) -> None:
+    rep = _check(write_df, dmatrix, f"FROM {image}\n")
+    assert ("dockerfile.deleted-tag" in _ids(rep)) is gone
+
+
 def test_driver_branch_default_and_override(write_df: Callable[..., Path], dmatrix: Any) -> None:
     text = "FROM nvidia/cuda:13.1.0-runtime-ubuntu24.04\n"
     rep = _check(write_df, dmatrix, text)
@@ -365,3 +378,170 @@ def test_flash_attn_wheel_against_torch(
         assert got == []
         return
     assert len(got) == 1 and got[0].severity == "error" and want in got[0].title and got[0].line == 3
+
+
+@pytest.mark.parametrize(
+    "text,line",
+    [
+        # open-mmlab/mmpose docker/Dockerfile before 21ee0395 (tests/data/dockerfile/wild), shortened.
+        (
+            'ARG PYTORCH="1.6.0"\nARG CUDA="10.1"\nFROM pytorch/pytorch:${PYTORCH}-cuda${CUDA}-cudnn7-devel\n'
+            "RUN apt-get update && apt-get install -y git\n",
+            4,
+        ),
+        # the key is fetched after the update: too late
+        (
+            "FROM pytorch/pytorch:1.9.0-cuda11.1-cudnn8-devel\nRUN apt update\n"
+            "RUN apt-key adv --fetch-keys https://developer.download.nvidia.com/compute/cuda/repos/ubuntu1804/"
+            "x86_64/3bf863cc.pub\n",
+            2,
+        ),
+        # a later stage FROM the stale stage runs its own update
+        (
+            "FROM pytorch/pytorch:1.8.1-cuda10.2-cudnn7-devel AS base\nRUN pip install numpy\n"
+            "FROM base\nRUN apt-get -y update\n",
+            4,
+        ),
+    ],
+)
+def test_apt_key_rotation_on_stale_pytorch_devel_base(
+    write_df: Callable[..., Path], dmatrix: Any, text: str, line: int
+) -> None:
+    rep = _check(write_df, dmatrix, text)
+    errs = [f for f in rep.findings if f.id == "dockerfile.apt-key"]
+    assert [(f.severity, f.line) for f in errs] == [("error", line)]
+    assert "NO_PUBKEY A4B469963BF863CC" in errs[0].message
+    assert any(fx.command and "sources.list.d/cuda.list" in fx.command for fx in errs[0].fixes)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # new key fetched first (the fixed mmpose file)
+        "FROM pytorch/pytorch:1.6.0-cuda10.1-cudnn7-devel\n"
+        "RUN apt-key adv --fetch-keys https://developer.download.nvidia.com/compute/cuda/repos/ubuntu1804/x86_64/"
+        "3bf863cc.pub\nRUN apt-get update\n",
+        # stale lists removed in the same RUN (open-mmlab/mmdetection3d@3e965912)
+        "FROM pytorch/pytorch:1.9.0-cuda11.1-cudnn8-devel\n"
+        "RUN rm /etc/apt/sources.list.d/cuda.list && rm /etc/apt/sources.list.d/nvidia-ml.list && apt-get update\n",
+        # cuda-keyring installed
+        "FROM pytorch/pytorch:1.10.0-cuda11.3-cudnn8-devel\n"
+        "RUN wget https://developer.download.nvidia.com/compute/cuda/repos/ubuntu1804/x86_64/cuda-keyring_1.0-1_all.deb"
+        " && dpkg -i cuda-keyring_1.0-1_all.deb && apt-get update\n",
+        # runtime images are plain ubuntu (no NVIDIA apt lists); 1.12+ is not listed (unknown)
+        "FROM pytorch/pytorch:1.6.0-cuda10.1-cudnn7-runtime\nRUN apt-get update\n",
+        "FROM pytorch/pytorch:1.12.1-cuda11.3-cudnn8-devel\nRUN apt-get update\n",
+        # no update at all
+        "FROM pytorch/pytorch:1.6.0-cuda10.1-cudnn7-devel\nRUN pip install mmcv\n",
+    ],
+)
+def test_apt_key_rotation_not_claimed(write_df: Callable[..., Path], dmatrix: Any, text: str) -> None:
+    rep = _check(write_df, dmatrix, text)
+    assert "dockerfile.apt-key" not in _ids(rep)
+
+
+def test_stale_apt_key_rows_are_validated() -> None:
+    from compat.dockerfile.images import validate_document
+
+    doc: dict[str, Any] = {
+        "updated": DAY,
+        "stale_apt_key": [{"image": "pytorch/pytorch", "torch_below": 1.12}],
+    }
+    problems = validate_document(doc)
+    assert any("missing 'source'" in p for p in problems)
+    assert any("missing 'evidence'" in p for p in problems)
+    assert any("'torch_below' must be a quoted string" in p for p in problems)
+
+
+def test_torch_2_10_cu129_build_exists(write_df: Callable[..., Path]) -> None:
+    # huggingface/diffusers docker/diffusers-pytorch-cuda at 537b7fc5 (tests/data/dockerfile/wild): the cu129
+    # build of 2.10.0 is not in RELEASE.md but is published (the shipped pytorch.yaml cites the PyTorch issues).
+    from compat.matrix import load_matrix
+
+    shipped = load_matrix(Path(__file__).resolve().parents[2] / "matrix")
+    head = "FROM python:3.10-slim\nRUN pip install torch==2.10.0 --index-url "
+    ok = _check(write_df, shipped, head + "https://download.pytorch.org/whl/cu129\n")
+    assert "dockerfile.index-tag" not in _ids(ok)
+    bad = _check(write_df, shipped, head + "https://download.pytorch.org/whl/cu124\n")
+    assert _ids(bad).get("dockerfile.index-tag") == [2]
+
+
+WILD_FILES = Path(__file__).resolve().parents[1] / "data" / "dockerfile" / "wild" / "files"
+
+
+def test_unpinned_torch_that_resolves_past_the_base_cuda_major(write_df: Callable[..., Path]) -> None:
+    # huggingface/diffusers docker/diffusers-pytorch-gpu at d463c797 (wild corpus): `pip install torch` with the
+    # cu116 extra index on nvidia/cuda:11.7.1 (Python 3.8). Built today pip takes PyPI's newest torch for 3.8,
+    # a CUDA 12 build: a warning that names it and a CUDA 11 torch to pin instead.
+    from compat.matrix import load_matrix
+
+    shipped = load_matrix(Path(__file__).resolve().parents[2] / "matrix")
+    real = WILD_FILES / "diffusers--docker-diffusers-pytorch-gpu-dockerfile--d463c797.Dockerfile"
+    rep = check_dockerfile(real, shipped, today=DAY)
+    (f,) = [f for f in rep.findings if f.id == "dockerfile.unpinned"]
+    assert (f.severity, f.line) == ("warning", 24)
+    assert f.facts["base_cuda"] == "11.7.1" and f.facts["torch_cuda"].startswith("12.")
+    assert f"torch {f.facts['torch']}" in f.title and "driver" in f.message
+    assert (
+        f.fixes[0].command is not None
+        and "--index-url https://download.pytorch.org/whl/cu11" in f.fixes[0].command
+    )
+    # the same unpinned install on a base of the CUDA major it resolves to, or on a CPU base: the info note only
+    for base in ("nvidia/cuda:13.0.2-runtime-ubuntu24.04", "python:3.10-slim"):
+        rep = _check(write_df, shipped, f"FROM {base}\nRUN pip install torch\n")
+        assert [x.severity for x in rep.findings if x.id == "dockerfile.unpinned"] == ["info"], base
+
+
+@pytest.mark.parametrize(
+    "run,flagged",
+    [
+        ("pip install flash-attn==2.7.4.post1", True),
+        ("python3 -m pip --no-cache-dir install flash_attn", True),
+        ("uv pip install --system git+https://github.com/Dao-AILab/flash-attention.git@v2.8.3", True),
+        # huggingface/peft docker/peft-gpu before 070af1d3 (tests/data/dockerfile/wild)
+        ("conda run -n peft pip install git+https://github.com/NetEase-FuXi/EETQ.git", True),
+        ("pip install flash-attn --no-build-isolation", False),
+        ("uv pip install --system --no-build-isolation-package flash-attn flash-attn", False),
+        ("PIP_NO_BUILD_ISOLATION=0 pip install flash-attn", False),
+        (
+            "pip install https://github.com/Dao-AILab/flash-attention/releases/download/v2.7.4.post1/"
+            "flash_attn-2.7.4.post1+cu12torch2.6cxx11abiFALSE-cp310-cp310-linux_x86_64.whl",
+            False,
+        ),
+        ("pip install xformers", False),
+    ],
+)
+def test_build_isolation_for_extensions_that_import_torch(
+    write_df: Callable[..., Path], dmatrix: Any, run: str, flagged: bool
+) -> None:
+    rep = _check(
+        write_df,
+        dmatrix,
+        f"FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN pip install torch==2.6.0\nRUN {run}\n",
+    )
+    errs = [f for f in rep.findings if f.id == "dockerfile.build-isolation"]
+    assert [(f.severity, f.line) for f in errs] == ([("error", 3)] if flagged else [])
+    if flagged:
+        assert "No module named 'torch'" in errs[0].message
+        assert errs[0].fixes[0].command is not None and "--no-build-isolation" in errs[0].fixes[0].command
+
+
+@pytest.mark.parametrize(
+    "run,glued",
+    [
+        # huggingface/diffusers docker/diffusers-pytorch-cuda before 1a5797c6 (tests/data/dockerfile/wild)
+        ("python3 -m pip install torch \\\n    torchaudio \\\n    python3 -m pip install numpy scipy", True),
+        ("pip install torch \\\n  apt-get install -y git", False),  # glued, but without `-m`: not judged
+        ("python3 -m pip install torch && \\\n    python3 -m pip install numpy", False),
+        ("pip install --upgrade pip setuptools wheel", False),
+        ("pip install python-dotenv pipx", False),
+    ],
+)
+def test_command_glued_onto_pip_install(
+    write_df: Callable[..., Path], dmatrix: Any, run: str, glued: bool
+) -> None:
+    rep = _check(write_df, dmatrix, f"FROM python:3.10-slim\nRUN {run}\n")
+    errs = [f for f in rep.findings if f.id == "dockerfile.glued-command"]
+    assert [(f.severity, f.line) for f in errs] == ([("error", 2)] if glued else [])
+    if glued:
+        assert "python3 -m pip install" in errs[0].title and "&&" in errs[0].fixes[0].text

@@ -28,10 +28,13 @@ CLASS_IDS: dict[str, tuple[str, ...]] = {
     "deleted-tag": ("dockerfile.deleted-tag",),
     "get-pip-old-python": ("dockerfile.get-pip",),
     "no-nvcc": ("dockerfile.no-nvcc",),
+    "nvcc-torch-major": ("dockerfile.nvcc-torch",),
     "cudnn-missing": ("dockerfile.cudnn", "dockerfile.no-cudnn"),
     "arch-list": ("dockerfile.arch-list",),
     "cuda-runtime-missing": ("dockerfile.no-cuda-runtime",),
     "apt-key-rotation": ("dockerfile.apt-key",),
+    "build-isolation": ("dockerfile.build-isolation",),
+    "shell-syntax": ("dockerfile.glued-command",),
 }
 
 

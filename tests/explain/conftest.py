@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from compat.explain.catalogue import Catalogue, catalogue_from_file
+from compat.explain.catalogue import catalogue_from_file
+from compat.explain.signature import Catalogue
 from tests.explain.helpers import SIGNATURES
 
 

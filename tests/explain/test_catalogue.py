@@ -8,14 +8,9 @@ from typing import Any
 import pytest
 
 from compat.errors import MatrixError
-from compat.explain.catalogue import (
-    CATEGORIES,
-    CONVERTERS,
-    FACT_NAMES,
-    Catalogue,
-    load_catalogue,
-    validate_document,
-)
+from compat.explain.catalogue import load_catalogue, validate_document
+from compat.explain.categories import CATEGORIES
+from compat.explain.signature import CONVERTERS, FACT_NAMES, Catalogue
 from tests.explain.helpers import signatures_doc
 
 

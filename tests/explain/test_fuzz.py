@@ -16,8 +16,8 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compat.explain.catalogue import Catalogue
 from compat.explain.engine import MAX_LINE, Scanner
+from compat.explain.signature import Catalogue
 from tests.explain.helpers import SIGNATURES
 from tests.fuzzing import FUZZ, check
 

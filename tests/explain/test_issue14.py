@@ -12,8 +12,11 @@ import pytest
 import yaml
 
 from compat.explain import Diagnosis, explain_document, status_of
-from compat.explain.catalogue import ENUMS, Catalogue, validate_codes
-from compat.explain.engine import Prefilter, Scanner, settle_suspects
+from compat.explain.engine import Scanner
+from compat.explain.error_codes import ENUMS, validate_codes
+from compat.explain.prefilter import Prefilter
+from compat.explain.settle import settle_suspects
+from compat.explain.signature import Catalogue
 from tests.explain.helpers import ROOT
 
 CODES = ROOT / "matrix" / "error_codes.yaml"

@@ -10,8 +10,8 @@ from collections import Counter
 import pytest
 
 from compat.explain import CATEGORIES, status_of
-from compat.explain.catalogue import Catalogue
 from compat.explain.engine import Scanner
+from compat.explain.signature import Catalogue
 from tests.explain.helpers import cases
 from tests.explain.wild import WILD, score, wild_cases
 

@@ -148,3 +148,14 @@ def test_text_names_every_section_and_node() -> None:
     ):
         assert needle in text, needle
     assert "\x1b[" not in text
+
+
+def test_jax_and_jaxlib_are_part_of_the_fingerprint() -> None:
+    # Issue 17: a node whose JAX differs (its CUDA plugin build or jaxlib) is drift like a torch difference.
+    base = with_fact(with_fact(recorded(BASE), "jax", "0.10.2+cuda12"), "jaxlib", "0.10.2")
+    odd = with_fact(with_fact(base, "jax", "0.10.2"), "jaxlib", "0.9.0")
+    doc = _fleet(_node("a", base), _node("b", base), _node("c", odd))
+    assert sorted(d["fact"] for d in doc["drift"]) == ["jax", "jaxlib"]
+    assert all(d["nodes"] == ["c"] for d in doc["drift"])
+    assert [g["size"] for g in doc["groups"]] == [2, 1]
+    assert doc["groups"][0]["fingerprint"]["jax"] == "0.10.2+cuda12"

@@ -179,8 +179,8 @@ def test_import_compat_is_light() -> None:
 
 
 def test_matrix_dir_mirror_agrees() -> None:
+    from compat.guard_cache import _matrix_dir
     from compat.matrix import default_matrix_dir
-    from compat.startup import _matrix_dir
 
     assert Path(_matrix_dir({})) == default_matrix_dir()
     assert _matrix_dir({"COMPAT_MATRIX_DIR": "/x"}) == "/x"
@@ -188,7 +188,7 @@ def test_matrix_dir_mirror_agrees() -> None:
 
 def test_override_prefix_mirror_agrees() -> None:
     from compat.facts import OVERRIDE_PREFIX as A
-    from compat.startup import OVERRIDE_PREFIX as B
+    from compat.guard_cache import OVERRIDE_PREFIX as B
 
     assert A == B
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import compat
-from compat import CompatWarning, IncompatibleEnvironment, cache, startup
+from compat import CompatWarning, IncompatibleEnvironment, cache, guard_cache, startup
 from compat.errors import GuardError
 
 
@@ -107,7 +107,7 @@ def test_cache_dir_rules(tmp_path: Path) -> None:
     assert cache.cache_dir({"COMPAT_CACHE_DIR": "rel/dir"}) == os.path.abspath("rel/dir")
     assert cache.cache_dir({"XDG_CACHE_HOME": str(tmp_path)}) == str(tmp_path / "compat")
     assert cache.cache_dir({"XDG_CACHE_HOME": "relative"}).startswith("/")  # XDG: a relative value is ignored
-    assert startup.cache_dir({"COMPAT_CACHE_DIR": str(tmp_path)}) == str(tmp_path)
+    assert guard_cache.cache_dir({"COMPAT_CACHE_DIR": str(tmp_path)}) == str(tmp_path)
 
 
 def test_one_cache_format_round_trips_and_rejects_damage(tmp_path: Path) -> None:

@@ -62,7 +62,9 @@ def test_torch_patch_releases_agree_on_a_variants_archs(m: Matrix) -> None:
 
 # cuDNN versions a framework row names that cudnn.yaml does not have, each a gap documented in
 # docs/matrix-sources.md ("What is still unknown"). A new one fails the test until it is added or listed here.
-KNOWN_CUDNN_GAPS = {"8.3.2.44": "no NVIDIA 8.3.2 support matrix or redist listing was read"}
+KNOWN_CUDNN_GAPS = {
+    "8.3.2.44": "NVIDIA's redist index lists v8.3.2/, but no 8.3.2 support matrix or directory contents were read"
+}
 
 
 def test_framework_cudnn_versions_are_in_cudnn_yaml(m: Matrix) -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import signal
 
 from compat.smoke.harness import ChildRun
-from compat.smoke.job import broken_by_probe, classify
+from compat.smoke.job import broken_by_probe
 from compat.smoke.result import SmokeOptions
+from compat.smoke.verdict import classify
 
 
 def test_flood_kill_is_in_the_message() -> None:

@@ -66,3 +66,20 @@ def test_nothing_found_is_compats_own_interpreter() -> None:
     t = find_target(None, {}, which=_no_which)
     assert t.python == sys.executable
     assert t.is_own
+
+
+def test_a_venv_linking_to_compats_own_base_interpreter_is_not_compats_own(tmp_path: Path) -> None:
+    """pipx's venv and the user's venv both link to one base python: the user's venv is still another one."""
+    venv = tmp_path / "venv" / "bin"
+    venv.mkdir(parents=True)
+    os.symlink(sys.executable, venv / "python")
+    t = find_target(None, {"VIRTUAL_ENV": str(tmp_path / "venv")}, which=_no_which)
+    assert t.python == str(venv / "python")
+    assert not t.is_own
+    assert t.argument == str(venv / "python")
+
+
+def test_own_interpreter_is_probed_in_process() -> None:
+    t = find_target(sys.executable, {})
+    assert t.is_own and t.argument is None
+    assert t.to_json() == {"python": sys.executable, "reason": "--python"}

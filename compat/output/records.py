@@ -1,0 +1,103 @@
+"""Documents of the look-up commands: a matrix row (`compat matrix KIND KEY`) and the verdict of the last recorded
+run (`compat explain --last`). The other documents are in compat.output.documents."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import IO, Any
+
+from compat.errors import EXIT_INCOMPATIBLE, EXIT_OK
+from compat.output.documents import Document, Item, _fix_pairs
+
+
+@dataclass
+class MatrixRowDocument(Document):
+    """`compat matrix cuda|gpu|cudnn|torch|tensorflow|jax KEY`: one row of the matrix."""
+
+    subject: str
+    row: dict[str, Any]
+    label: str = ""
+
+    @property
+    def kind(self) -> str:  # type: ignore[override]
+        return f"matrix-{self.subject}"
+
+    @property
+    def title(self) -> str:  # type: ignore[override]
+        return f"{self.label or self.subject} {self.row.get('version') or self.row.get('name')}"
+
+    def to_json(self) -> dict[str, Any]:
+        return self.row
+
+    def text(self, stream: IO[str]) -> str:
+        from compat.commands.matrix import _lines
+
+        return "\n".join(_lines(self.row, self.title)) + "\n"
+
+    def verdict(self) -> str:
+        return "ok"
+
+    def summary(self) -> list[tuple[str, str]]:
+        return [(k, _cell(v)) for k, v in self.row.items() if not isinstance(v, (list, dict))]
+
+    def exit_code(self, fail_on: str) -> int:
+        return EXIT_OK
+
+
+@dataclass
+class RunVerdictDocument(Document):
+    """`compat explain --last`: the verdict of the last recorded run (compat run / watch / notebook)."""
+
+    doc: dict[str, Any]
+    text_out: str = ""
+    kind: str = "run-verdict"
+    title: str = "compat explain --last"
+
+    def to_json(self) -> dict[str, Any]:
+        return self.doc
+
+    def text(self, stream: IO[str]) -> str:
+        return self.text_out
+
+    def _verdict(self) -> Mapping[str, Any]:
+        v = self.doc.get("verdict")
+        return v if isinstance(v, Mapping) else {}
+
+    def items(self) -> list[Item]:
+        v = self._verdict()
+        found = [f for f in v.get("findings") or [] if isinstance(f, Mapping)]
+        if found:
+            return [
+                Item(
+                    str(f.get("id")),
+                    str(f.get("severity") or "error"),
+                    str(f.get("title") or ""),
+                    str(f.get("message") or ""),
+                    fixes=_fix_pairs(f.get("fixes") or []),
+                    where=str(self.doc.get("record")),
+                )
+                for f in found
+            ]
+        if v.get("outcome") == "ok":
+            return []
+        cause = v.get("cause") or v.get("category") or v.get("outcome") or "failed"
+        return [
+            Item(
+                f"run.{cause}",
+                "error",
+                str(v.get("title") or v.get("summary") or f"the run ended: {v.get('outcome')}"),
+                str(v.get("message") or v.get("explanation") or ""),
+                where=str(self.doc.get("record")),
+            )
+        ]
+
+    def verdict(self) -> str:
+        return str(self._verdict().get("outcome") or "unknown")
+
+    def exit_code(self, fail_on: str) -> int:
+        return EXIT_OK if self._verdict().get("outcome") == "ok" else EXIT_INCOMPATIBLE
+
+
+def _cell(v: Any) -> str:
+    return "-" if v is None else str(v)
