@@ -7,6 +7,7 @@ imports no command at all. Adding a command is one line in that table plus a mod
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
@@ -352,7 +353,23 @@ def main(argv: Optional[list[str]] = None) -> None:
         code = EXIT_INTERNAL
     from compat._runtime import finish
 
-    raise SystemExit(finish(code))
+    code = finish(code)
+    if argv is None:
+        _quiet_teardown()
+    raise SystemExit(code)
+
+
+def _quiet_teardown() -> None:
+    """The report is written and the exit code decided: TERM, HUP and INT are blocked for the rest, so a signal that
+    arrives while the interpreter shuts down (after it has put back the default handlers) cannot turn the answer into
+    a death by signal. The atexit handlers still kill every child's group; a blocked signal dies with the process."""
+    import signal
+
+    sigs = {getattr(signal, n) for n in ("SIGTERM", "SIGHUP", "SIGINT") if hasattr(signal, n)}
+    block = getattr(signal, "pthread_sigmask", None)
+    if block is not None:  # not on Windows
+        with contextlib.suppress(OSError, ValueError):
+            block(signal.SIG_BLOCK, sigs)
 
 
 __all__ = ["COMMANDS", "EXIT_USAGE", "InputError", "app", "err", "fail_exit", "main", "matrix_dir"]

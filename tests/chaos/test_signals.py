@@ -75,3 +75,22 @@ def test_sigkill_of_compat_takes_its_children(tmp_path: Path) -> None:
     r = run(["smoke", "--python", py, "--timeout", "60"], signal_after=(3.0, signal.SIGKILL), cap_s=20)
     assert r.code == -signal.SIGKILL
     assert r.leftovers == [], r.leftovers
+
+
+def test_a_signal_during_teardown_does_not_replace_the_answer() -> None:
+    # CPython puts the default handlers back while it finalizes: a TERM in that window killed compat (-15) after
+    # the report was written (seen at 2.5 s of a 2.5 s doctor run). compat blocks the signals once its answer is
+    # decided; the signal is discarded with the process and the exit code stays the report's.
+    import subprocess
+    import sys
+
+    code = (
+        "import os, signal, time\n"
+        "from compat.cli import _quiet_teardown\n"
+        "_quiet_teardown()\n"
+        "os.kill(os.getpid(), signal.SIGTERM)\n"
+        "time.sleep(0.2)\n"
+        "raise SystemExit(1)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert r.returncode == 1, (r.returncode, r.stderr[-300:])
