@@ -165,7 +165,8 @@ class Facts:
     """None: unknown whether there are GPUs; (): known to have none."""
     gpus_source: str = ""
     probes: Mapping[str, Any] = field(default_factory=dict)
-    """Structured probe results (health, resources, toolkits, environment) for the doctor's checks."""
+    """Structured probe results for the doctor's checks: a compat.probes.probeset.ProbeSet (typed; as a Mapping it
+    reads as its JSON form), or a plain JSON mapping that checks decode with compat.probes.probeset.probe_set."""
 
     def get(self, name: str) -> Fact | None:
         f = self.values.get(name)
@@ -192,7 +193,13 @@ class Facts:
         return out
 
     def to_snapshot(self) -> dict[str, Any]:
-        return {"schema_version": SCHEMA_VERSION, "facts": self.to_json(), "probes": dict(self.probes)}
+        from compat.probes.probeset import ProbeSet  # the one codec of probe results
+
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "facts": self.to_json(),
+            "probes": ProbeSet.from_json(self.probes).to_json(),
+        }
 
 
 def apply_flags(facts: Facts, flags: Mapping[str, str | None], source_fmt: str = "--{}") -> Facts:
@@ -315,7 +322,14 @@ def facts_from_json(doc: Any, origin: str) -> Facts:
     probes = doc.get("probes", {})
     if not isinstance(probes, dict):
         raise InputError(f"{origin}: 'probes' is not an object")
-    return Facts(values=values, gpus=gpus, gpus_source="snapshot" if gpus is not None else "", probes=probes)
+    from compat.probes.probeset import ProbeSet  # the one codec of probe results: lenient, keeps unknown keys
+
+    return Facts(
+        values=values,
+        gpus=gpus,
+        gpus_source="snapshot" if gpus is not None else "",
+        probes=ProbeSet.from_json(probes),
+    )
 
 
 def _gpus_from_json(item: Any, origin: str) -> tuple[Gpu, ...] | None:

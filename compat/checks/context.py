@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from packaging.version import Version
 
@@ -12,6 +13,9 @@ from compat.facts import Facts
 from compat.findings import Finding, Fix, Skip
 from compat.matrix import Matrix, TfRelease, TorchRelease, TorchVariant
 from compat.versions import CC, Arch, parse_arch, parse_cc, parse_python, python_wheel_tag
+
+if TYPE_CHECKING:
+    from compat.probes.probeset import ProbeSet
 
 UNKNOWN_VERSION = "matrix.unknown-version"
 UNKNOWN_GPU = "gpu.unknown"
@@ -99,6 +103,13 @@ class Ctx:
         if name == "framework":
             return self.torch is not None or self.tf is not None
         return self.facts.get(name) is not None
+
+    @functools.cached_property
+    def probes(self) -> ProbeSet:
+        """The doctor's probe results, typed (decoded once when Facts holds a plain mapping)."""
+        from compat.probes.probeset import probe_set
+
+        return probe_set(self.facts.probes)
 
     def has_probe(self, name: str) -> bool:
         """Whether the doctor's probe `name` left a result in the facts."""

@@ -1,4 +1,4 @@
-"""What every doctor check module shares: the stable finding ids, thresholds and readers of Facts.probes.
+"""What every doctor check module shares: the stable finding ids, thresholds and typed readers of Facts.probes.
 
 The doctor's checks are pure functions of Facts (their .probes and .gpus), one module per subject
 (doctor_gpu, doctor_health, doctor_host, doctor_frameworks), registered in compat.checks.registry and
@@ -8,10 +8,21 @@ machine reproduces them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from typing import Any, Callable
 
+from compat.facts import Gpu
 from compat.findings import Skip
+from compat.probes.model import (
+    DriverState,
+    Environment,
+    GpuDetails,
+    Health,
+    KernelNote,
+    NvidiaSmi,
+    ProbeFailed,
+    gpu_details,
+)
 from compat.resolver import Ctx, Result
 
 # Stable check ids. Never renumber or rename.
@@ -107,63 +118,54 @@ def _gib(n: Any) -> str:
     return f"{n / GIB:.1f} GiB"
 
 
-def _probe(ctx: Ctx, name: str) -> Mapping[str, Any] | None:
-    p = ctx.facts.probes.get(name)
-    return p if isinstance(p, Mapping) else None
-
-
-def _failed(p: Mapping[str, Any] | None, name: str) -> str | None:
-    """Why probe `name` has no data (None when it has)."""
-    if p is None:
-        return f"no {name} probe data"
-    if p.get("status") in ("timeout", "error"):
-        err = p.get("error")
-        return f"{name} probe: {err.get('message') if isinstance(err, Mapping) else err}"
-    return None
-
-
 def _gpu_label(g: Any) -> str:
     return f"GPU {g.index} ({g.name or 'unknown'})"
 
 
-def _real_gpus(ctx: Ctx) -> list[Any]:
+def _real_gpus(ctx: Ctx) -> list[Gpu]:
     return list(ctx.facts.gpus or [])
 
 
-# ------------------------------------------------------------------ driver & GPUs
+def _details(g: Gpu) -> GpuDetails:
+    """A GPU's probe data, typed."""
+    return gpu_details(g.details)
 
 
-def _nvml(ctx: Ctx) -> Mapping[str, Any]:
-    return _probe(ctx, "nvml") or {}
+def _nvml_cause(ctx: Ctx) -> str | None:
+    """Why NVML failed ("library-not-found", "hang", "crashed", ...); None when it answered or did not run."""
+    nv = ctx.probes.nvml
+    return nv.cause if isinstance(nv, ProbeFailed) else None
 
 
-def _smi(ctx: Ctx) -> Mapping[str, Any]:
-    return _probe(ctx, "nvidia_smi") or {}
+def _smi(ctx: Ctx) -> NvidiaSmi:
+    return ctx.probes.nvidia_smi or NvidiaSmi()
 
 
-def _drv(ctx: Ctx) -> Mapping[str, Any]:
-    return _probe(ctx, "driver") or {}
+def _drv(ctx: Ctx) -> DriverState:
+    d = ctx.probes.driver
+    return d if isinstance(d, DriverState) else DriverState()
 
 
-def _env(ctx: Ctx) -> Mapping[str, Any]:
-    return _probe(ctx, "environment") or {}
+def _env(ctx: Ctx) -> Environment:
+    e = ctx.probes.environment
+    return e if isinstance(e, Environment) else Environment()
 
 
-def _kernel_notes(ctx: Ctx, kind: str) -> list[Mapping[str, Any]]:
-    h = _probe(ctx, "health") or {}
-    return [n for n in h.get("notes") or [] if n.get("kind") == kind]
+def _kernel_notes(ctx: Ctx, kind: str) -> list[KernelNote]:
+    h = ctx.probes.health
+    return h.notes_of(kind) if isinstance(h, Health) else []
 
 
 def _why_no_gpu(ctx: Ctx) -> str:
     parts = []
-    nv = _nvml(ctx)
-    if nv.get("status") not in (None, "ok"):
-        parts.append(f"NVML: {nv.get('message')}")
-    smi = _smi(ctx)
-    if smi and not smi.get("ok") and smi.get("kind") != "skipped":
-        parts.append(f"nvidia-smi: {smi.get('message')}")
+    nv = ctx.probes.nvml
+    if isinstance(nv, ProbeFailed):
+        parts.append(f"NVML: {nv.reason}")
+    smi = ctx.probes.nvidia_smi
+    if smi is not None and not smi.ok and smi.kind != "skipped":
+        parts.append(f"nvidia-smi: {smi.message}")
     drv = _drv(ctx)
-    if drv.get("pci_readable") and not drv.get("pci_gpus"):
+    if drv.pci_readable and not drv.pci_gpus:
         parts.append("no NVIDIA GPU on the PCI bus")
     return "; ".join(parts) or (ctx.facts.gpus_source or "no GPU reported")
 

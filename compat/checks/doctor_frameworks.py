@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 
 from packaging.version import InvalidVersion, Version
 
@@ -16,10 +16,11 @@ from compat.checks.doctor_common import (
     PROBE_FAILED,
     PYTHON_INTERPRETER,
     _env,
-    _probe,
 )
 from compat.checks.registry import check
 from compat.findings import Finding, Fix, Skip
+from compat.probes.model import ChildResult, ProbeFailed
+from compat.probes.probeset import SUBJECTS
 from compat.resolver import Ctx, Result, driver_can_run
 from compat.solver.commands import tf_and_cuda
 
@@ -42,40 +43,41 @@ def _driver_explains(ctx: Ctx, cuda: str | None) -> bool:
 def check_frameworks(ctx: Ctx) -> Iterator[Result]:
     from compat.probes.frameworks import describe_child
 
-    fw = _probe(ctx, "frameworks")
+    fw = ctx.probes.frameworks
     if fw is None:
         yield Skip(FRAMEWORK_IMPORT, "no frameworks probe data")
         return
-    if fw.get("status") == "error":
-        meta = fw.get("meta") or {}
-        out = str(meta.get("output") or "").strip()
+    if isinstance(fw, ProbeFailed):
+        # Timed out, or raised: nothing is known about the frameworks (an interpreter that is known to be broken is
+        # a Frameworks record with status "error", below; before the model a raised probe read as "interpreter None").
+        yield Skip(FRAMEWORK_IMPORT, f"frameworks probe: {fw.reason}")
+        return
+    if fw.status == "error":
+        out = str(fw.meta.output or "").strip()
         yield Finding(
             PYTHON_INTERPRETER,
             "error",
-            f"The Python interpreter {fw.get('python_executable')} is broken",
-            f"{fw.get('error')}." + (f" Its output: {out[-600:]!r}" if out else ""),
+            f"The Python interpreter {fw.python_executable} is broken",
+            f"{fw.error}." + (f" Its output: {out[-600:]!r}" if out else ""),
             (
                 Fix(
                     "Run it by hand",
-                    f"{shlex.quote(str(fw.get('python_executable')))} -c 'import sys; print(sys.version)'",
+                    f"{shlex.quote(str(fw.python_executable))} -c 'import sys; print(sys.version)'",
                 ),
             ),
-            {"python": fw.get("python_executable")},
+            {"python": fw.python_executable},
             group="frameworks",
         )
         return
-    if fw.get("status") in ("timeout",):
-        yield Skip(FRAMEWORK_IMPORT, f"frameworks probe: {fw.get('error')}")
-        return
-    for c in fw.get("conflicts") or []:
+    for c in fw.conflicts:
         yield Finding(
             FRAMEWORK_PINS,
             "error",
-            f"{c['framework']} {c.get('framework_version') or ''} needs {c['dist']}{c['requires']}, "
-            f"{c['installed']} is installed".replace("  ", " "),
-            f"{c['framework']} {c.get('framework_version') or ''} requires {c['dist']}{c['requires']}"
-            + (" (its [and-cuda] extra)" if c.get("extra") else "")
-            + f" but {c['dist']} {c['installed']} is installed — typically because another framework in the same "
+            f"{c.framework} {c.framework_version or ''} needs {c.dist}{c.requires}, "
+            f"{c.installed} is installed".replace("  ", " "),
+            f"{c.framework} {c.framework_version or ''} requires {c.dist}{c.requires}"
+            + (" (its [and-cuda] extra)" if c.and_extra else "")
+            + f" but {c.dist} {c.installed} is installed — typically because another framework in the same "
             "environment pinned a different version. The framework then loads a library it was not built against "
             "('cuDNN version incompatibility', 'undefined symbol', or silently no GPU).",
             (
@@ -84,60 +86,57 @@ def check_frameworks(ctx: Ctx) -> Iterator[Result]:
                     "python -m venv .venv-tf && .venv-tf/bin/pip install 'tensorflow[and-cuda]'",
                 ),
                 Fix(
-                    f"Or reinstall the version {c['framework']} needs",
-                    f"pip install '{c['dist']}{c['requires']}'",
+                    f"Or reinstall the version {c.framework} needs",
+                    f"pip install '{c.dist}{c.requires}'",
                 ),
             ),
             {
-                "framework": c["framework"],
-                "dist": c["dist"],
-                "installed": c["installed"],
-                "requires": c["requires"],
+                "framework": c.framework,
+                "dist": c.dist,
+                "installed": c.installed,
+                "requires": c.requires,
             },
             group="frameworks",
         )
-    for mode, child in sorted((fw.get("children") or {}).items()):
-        if not isinstance(child, Mapping):
-            continue
-        st = child.get("status")
+    for mode, child in sorted(fw.children.items()):
+        st = child.status
         label = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX"}.get(mode, mode)
         if st == "skipped":
             continue
+        doc = child.result or ChildResult()
         if st in ("crashed", "timeout", "import-error", "failed", "not-run", "error"):
-            doc = child.get("result") or {}
-            out = str(child.get("output") or "").strip()
-            tb = str(doc.get("traceback") or "").strip()
+            out = str(child.output or "").strip()
+            tb = str(doc.traceback or "").strip()
             detail = tb.splitlines()[-1] if tb else ""
+            described = describe_child(child.to_json())
             yield Finding(
                 FRAMEWORK_IMPORT,
                 "error",
-                f"import {mode} {describe_child(child)}",
-                f"A child interpreter that only imports {label} {describe_child(child)}."
-                + (f" {detail}." if detail and detail not in describe_child(child) else "")
+                f"import {mode} {described}",
+                f"A child interpreter that only imports {label} {described}."
+                + (f" {detail}." if detail and detail not in described else "")
                 + (f" Its output ends with: {out[-800:]!r}." if out else "")
                 + " Your training script dies the same way (a 'kernel died' in Jupyter).",
                 (
                     Fix(
                         "Reproduce it",
-                        f"{shlex.quote(str(fw.get('executable') or 'python'))} -X faulthandler -c "
-                        f"'import {mode}'",
+                        f"{shlex.quote(str(fw.executable or 'python'))} -X faulthandler -c 'import {mode}'",
                     ),
                 ),
-                {"framework": mode, "status": st, "signal": child.get("signal")},
+                {"framework": mode, "status": st, "signal": child.signal},
                 group="frameworks",
             )
             continue
-        doc = child.get("result") or {}
         gpu_present = bool(ctx.facts.gpus)
-        if mode == "torch" and doc.get("cuda") and gpu_present and doc.get("cuda_available") is False:
-            if _driver_explains(ctx, doc.get("cuda")):
+        if mode == "torch" and doc.cuda and gpu_present and doc.cuda_available is False:
+            if _driver_explains(ctx, doc.cuda):
                 continue
-            warn = "; ".join(str(w) for w in doc.get("warnings") or [])
+            warn = "; ".join(str(w) for w in doc.warnings)
             yield Finding(
                 FRAMEWORK_NO_CUDA,
                 "error",
-                f"torch {doc.get('version')} cannot use the GPU",
-                f"torch {doc.get('version')} is a CUDA {doc.get('cuda')} build and this machine has a GPU, but "
+                f"torch {doc.version} cannot use the GPU",
+                f"torch {doc.version} is a CUDA {doc.cuda} build and this machine has a GPU, but "
                 "torch.cuda.is_available() is False" + (f": {warn}" if warn else "") + ".",
                 (
                     Fix(
@@ -145,15 +144,15 @@ def check_frameworks(ctx: Ctx) -> Iterator[Result]:
                         "python -c 'import torch; print(torch.cuda.is_available())'",
                     ),
                 ),
-                {"torch": doc.get("version"), "torch_cuda": doc.get("cuda")},
+                {"torch": doc.version, "torch_cuda": doc.cuda},
                 group="frameworks",
             )
         if mode == "tensorflow":
-            bi = doc.get("build_info") or {}
-            if bi.get("is_cuda_build") and gpu_present and doc.get("gpus") == []:
-                if _driver_explains(ctx, bi.get("cuda_version")):
+            bi = doc.build_info
+            if bi.is_cuda_build and gpu_present and doc.gpus == ():
+                if _driver_explains(ctx, bi.cuda_version):
                     continue
-                out = str(child.get("output") or "")
+                out = str(child.output or "")
                 hint = next(
                     (
                         ln.strip()
@@ -165,33 +164,33 @@ def check_frameworks(ctx: Ctx) -> Iterator[Result]:
                 yield Finding(
                     FRAMEWORK_NO_CUDA,
                     "error",
-                    f"TensorFlow {doc.get('version')} sees no GPU",
-                    f"TensorFlow {doc.get('version')} is a CUDA {bi.get('cuda_version')} build and this machine has a "
+                    f"TensorFlow {doc.version} sees no GPU",
+                    f"TensorFlow {doc.version} is a CUDA {bi.cuda_version} build and this machine has a "
                     "GPU, but tf.config.list_physical_devices('GPU') is empty"
                     + (f" ({hint})" if hint else "")
                     + ". TensorFlow silently falls back to the CPU.",
                     (
                         Fix(
                             "Install the CUDA libraries TensorFlow pins",
-                            tf_and_cuda(doc.get("version")),
+                            tf_and_cuda(doc.version),
                         ),
                     ),
-                    {"tensorflow": doc.get("version")},
+                    {"tensorflow": doc.version},
                     group="frameworks",
                 )
         if (
             mode == "jax"
             and gpu_present
-            and doc.get("backend") == "cpu"
-            and any(k.startswith(("jax-cuda", "jax-plugin")) for k in (fw.get("distributions") or {}))
+            and doc.backend == "cpu"
+            and any(k.startswith(("jax-cuda", "jax-plugin")) for k in fw.distributions)
         ):
             yield Finding(
                 FRAMEWORK_NO_CUDA,
                 "warning",
-                f"JAX {doc.get('version')} runs on the CPU",
+                f"JAX {doc.version} runs on the CPU",
                 "A JAX CUDA plugin is installed and this machine has a GPU, but jax.default_backend() is 'cpu'.",
                 (Fix("Reinstall JAX with its CUDA plugin", "pip install -U 'jax[cuda12]'"),),
-                {"jax": doc.get("version")},
+                {"jax": doc.version},
                 group="frameworks",
             )
 
@@ -220,11 +219,10 @@ _SETTING_NOTES = {
     entry_points=("doctor", "check", "explain"),
 )
 def check_environment(ctx: Ctx) -> Iterator[Result]:
-    env = _env(ctx)
-    if not env:
+    if ctx.probes.environment is None:
         yield Skip(ENV_SETTINGS, "no environment probe data")
         return
-    v = dict(env.get("vars") or {})
+    v = dict(_env(ctx).vars)
     clb = v.get("CUDA_LAUNCH_BLOCKING")
     if clb is not None and clb.strip() not in ("", "0"):
         yield Finding(
@@ -262,10 +260,18 @@ def check_environment(ctx: Ctx) -> Iterator[Result]:
     entry_points=("doctor", "check", "explain"),
 )
 def check_probe_failures(ctx: Ctx) -> Iterator[Result]:
-    """A probe that crashed or timed out is said once, with its reason (never silently passed)."""
-    meta = _probe(ctx, "meta") or {}
-    for name in meta.get("probes") or []:
-        p = _probe(ctx, name)
-        if p is not None and p.get("status") in ("timeout", "error") and name not in ("nvml", "frameworks"):
-            err = p.get("error")
-            yield Skip(f"{PROBE_FAILED}.{name}", str(err.get("message") if isinstance(err, Mapping) else err))
+    """A probe that crashed or timed out is said once, with its reason (never silently passed); so is probe data
+    of an unexpected type, which the typed model (compat.probes.model) ignores."""
+    meta = ctx.probes.meta
+    for name in meta.probes if meta is not None else ():
+        failed = ctx.probes.failed(name) if name in SUBJECTS else None
+        if failed is not None and failed.kind in ("timeout", "error") and name not in ("nvml", "frameworks"):
+            yield Skip(f"{PROBE_FAILED}.{name}", failed.reason)
+    # Values of an unexpected type (a hand-edited or foreign snapshot): the checks ran on the rest, this says what
+    # they could not read.
+    for name, paths in ctx.probes.malformed().items():
+        more = f" and {len(paths) - 5} more" if len(paths) > 5 else ""
+        yield Skip(
+            f"{PROBE_FAILED}.{name}",
+            f"unexpected probe data: {', '.join(f'{name}.{p}' for p in paths[:5])}{more} ignored",
+        )

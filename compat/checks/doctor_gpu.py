@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 
 from compat.checks.doctor_common import (
     DRIVER_CONTAINER,
@@ -17,18 +17,20 @@ from compat.checks.doctor_common import (
     GPU_MEMORY,
     GPU_MIG,
     GPU_NONE,
+    _details,
     _drv,
     _env,
     _gib,
     _gpu_label,
     _kernel_notes,
-    _nvml,
+    _nvml_cause,
     _real_gpus,
     _smi,
     _why_no_gpu,
 )
 from compat.checks.registry import check
 from compat.findings import Finding, Fix
+from compat.probes.model import ProbeFailed
 from compat.resolver import GPU_REQUIRED, Ctx, Result
 
 
@@ -44,13 +46,12 @@ def check_gpu_presence(ctx: Ctx) -> Iterator[Result]:
         return
     drv = _drv(ctx)
     env = _env(ctx)
-    pci = list(drv.get("pci_gpus") or [])
-    cont = env.get("container") or {}
+    pci = drv.pci_gpus
+    cont = env.container
     pci_txt = ", ".join(
-        f"{p.get('address')} (device {p.get('device')}, kernel driver: {p.get('driver') or 'none'})"
-        for p in pci[:4]
+        f"{p.address} (device {p.device}, kernel driver: {p.driver or 'none'})" for p in pci[:4]
     )
-    if drv.get("nouveau"):
+    if drv.nouveau:
         yield Finding(
             DRIVER_NOUVEAU,
             "error",
@@ -67,21 +68,21 @@ def check_gpu_presence(ctx: Ctx) -> Iterator[Result]:
                 ),
                 Fix("Then install NVIDIA's driver (Ubuntu)", "sudo ubuntu-drivers install"),
             ),
-            {"pci_gpus": [p.get("address") for p in pci]},
+            {"pci_gpus": [p.address for p in pci]},
             group="driver",
         )
         return
-    if drv.get("mismatch") or _mismatch_evidence(ctx):
+    if drv.mismatch or _mismatch_evidence(ctx):
         return  # check_driver_state explains it
     if pci:
-        nv = _nvml(ctx)
-        loaded = drv.get("nvidia_module_loaded")
+        nv = ctx.probes.nvml
+        loaded = drv.nvidia_module_loaded
         notes = _kernel_notes(ctx, "probe-not-called") + _kernel_notes(ctx, "rm-init-failed")
-        why = f"NVML says: {nv.get('message')}" if nv.get("message") else "no NVIDIA driver answers"
+        why = f"NVML says: {nv.reason}" if isinstance(nv, ProbeFailed) else "no NVIDIA driver answers"
         msg = (
             f"This machine has {len(pci)} NVIDIA GPU(s) on the PCI bus ({pci_txt}) but {why}. "
             + ("The nvidia kernel module is not loaded. " if loaded is False else "")
-            + (f"Kernel log: {notes[0].get('message')}. " if notes else "")
+            + (f"Kernel log: {notes[0].message}. " if notes else "")
             + "Frameworks will see no GPU and train on the CPU."
         )
         fixes = [
@@ -91,7 +92,7 @@ def check_gpu_presence(ctx: Ctx) -> Iterator[Result]:
                 "sudo ubuntu-drivers install",
             )
         ]
-        if loaded is False or not drv.get("dev_nodes"):
+        if loaded is False or not drv.dev_nodes:
             fixes.append(
                 Fix(
                     "If it is installed, load the module and read why it fails (Secure Boot refuses "
@@ -105,7 +106,7 @@ def check_gpu_presence(ctx: Ctx) -> Iterator[Result]:
             "NVIDIA GPU present but no working NVIDIA driver",
             msg,
             tuple(fixes),
-            {"pci_gpus": [p.get("address") for p in pci]},
+            {"pci_gpus": [p.address for p in pci]},
             group="driver",
         )
         return
@@ -120,16 +121,16 @@ def check_gpu_presence(ctx: Ctx) -> Iterator[Result]:
                 group="driver",
             )
         return
-    in_container = bool(cont.get("in_container"))
-    nvd = cont.get("nvidia_visible_devices")
-    no_injection = not drv.get("dev_nodes") and not drv.get("userspace_versions")
+    in_container = bool(cont.in_container)
+    nvd = cont.nvidia_visible_devices
+    no_injection = not drv.dev_nodes and not drv.userspace_versions
     if in_container and no_injection and (nvd not in (None, "", "void", "none") or ctx.require_gpu):
         sev = "error" if ctx.require_gpu else "warning"
         yield Finding(
             DRIVER_CONTAINER,
             sev,
             "This container was started without GPU access",
-            f"Running in a container ({', '.join(cont.get('signs') or [])})"
+            f"Running in a container ({', '.join(cont.signs)})"
             + (f" whose image expects a GPU (NVIDIA_VISIBLE_DEVICES={nvd})" if nvd else "")
             + ", but no /dev/nvidia* device and no libnvidia-ml.so were injected: the container was not started "
             "with the NVIDIA container runtime.",
@@ -140,7 +141,7 @@ def check_gpu_presence(ctx: Ctx) -> Iterator[Result]:
                     "sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker",
                 ),
             ),
-            {"container": cont.get("signs")},
+            {"container": list(cont.signs)},
             group="driver",
         )
         return
@@ -165,19 +166,16 @@ def check_gpu_presence(ctx: Ctx) -> Iterator[Result]:
 
 def _mismatch_evidence(ctx: Ctx) -> list[str]:
     ev = []
-    nv = _nvml(ctx)
-    if nv.get("kind") == "version-mismatch":
+    if _nvml_cause(ctx) == "version-mismatch":
         ev.append("NVML: Driver/library version mismatch")
     smi = _smi(ctx)
-    if smi.get("kind") == "version-mismatch":
+    if smi.kind == "version-mismatch":
         ev.append(
             "nvidia-smi: Failed to initialize NVML: Driver/library version mismatch"
-            + (f" (NVML library version {smi.get('library_version')})" if smi.get("library_version") else "")
+            + (f" (NVML library version {smi.library_version})" if smi.library_version else "")
         )
     for n in _kernel_notes(ctx, "api-mismatch"):
-        ev.append(
-            f"kernel log: the client has the version {n.get('client')}, the kernel module {n.get('kernel')}"
-        )
+        ev.append(f"kernel log: the client has the version {n.client}, the kernel module {n.kernel}")
     return ev
 
 
@@ -189,13 +187,13 @@ def _mismatch_evidence(ctx: Ctx) -> list[str]:
 def check_driver_state(ctx: Ctx) -> Iterator[Result]:
     """Kernel module vs user-space libraries, device nodes, a hung or failing NVML, a misbehaving nvidia-smi."""
     drv = _drv(ctx)
-    nv = _nvml(ctx)
+    nv = ctx.probes.nvml
     env = _env(ctx)
     evidence = _mismatch_evidence(ctx)
-    kernel = drv.get("kernel_version")
-    user = list(drv.get("userspace_versions") or [])
-    if drv.get("mismatch") or evidence:
-        smi_lib = _smi(ctx).get("library_version")
+    kernel = drv.kernel_version
+    user = list(drv.userspace_versions)
+    if drv.mismatch or evidence:
+        smi_lib = _smi(ctx).library_version
         user_txt = ", ".join(user) or smi_lib or "a different version"
         yield Finding(
             DRIVER_MISMATCH,
@@ -216,17 +214,12 @@ def check_driver_state(ctx: Ctx) -> Iterator[Result]:
             {"kernel_module": kernel, "userspace": user or smi_lib},
             group="driver",
         )
-    driver_up = bool(ctx.facts.gpus) or drv.get("nvidia_module_loaded") is True
-    if driver_up and not env.get("wsl"):
-        nodes = list(drv.get("dev_nodes") or [])
-        denied = list(drv.get("dev_inaccessible") or [])
+    driver_up = bool(ctx.facts.gpus) or drv.nvidia_module_loaded is True
+    if driver_up and not env.wsl:
+        nodes = list(drv.dev_nodes)
+        denied = list(drv.dev_inaccessible)
         missing = [
-            n
-            for n, ok in (
-                ("/dev/nvidiactl", drv.get("has_nvidiactl")),
-                ("/dev/nvidia-uvm", drv.get("has_uvm")),
-            )
-            if not ok
+            n for n, ok in (("/dev/nvidiactl", drv.has_nvidiactl), ("/dev/nvidia-uvm", drv.has_uvm)) if not ok
         ]
         if nodes and missing:
             yield Finding(
@@ -239,7 +232,7 @@ def check_driver_state(ctx: Ctx) -> Iterator[Result]:
                 {"dev_nodes": nodes},
                 group="driver",
             )
-        elif not nodes and not ctx.facts.gpus and not (env.get("container") or {}).get("in_container"):
+        elif not nodes and not ctx.facts.gpus and not env.container.in_container:
             # (in a container the host's modules show in /proc/modules: no device nodes there means no GPU was
             # given to it, which check_gpu_presence reports)
             yield Finding(
@@ -267,13 +260,15 @@ def check_driver_state(ctx: Ctx) -> Iterator[Result]:
                 {"dev_nodes": denied},
                 group="driver",
             )
-    kind = nv.get("kind")
-    if nv.get("status") == "timeout" or kind == "hang":
+    failed = nv if isinstance(nv, ProbeFailed) else None
+    kind = failed.cause if failed else None
+    message = failed.reason if failed else None
+    if (failed and failed.kind == "timeout") or kind == "hang":
         yield Finding(
             DRIVER_NVML,
             "error",
             "NVML hung: the driver is not answering",
-            f"{nv.get('message')}. A GPU that fell off the bus (Xid 79) or a wedged driver does this; training "
+            f"{message}. A GPU that fell off the bus (Xid 79) or a wedged driver does this; training "
             "processes hang the same way.",
             (
                 Fix("Look for Xid errors in the kernel log", "sudo dmesg | grep -i xid"),
@@ -287,7 +282,7 @@ def check_driver_state(ctx: Ctx) -> Iterator[Result]:
             DRIVER_NVML,
             "error",
             "The NVIDIA driver library crashed",
-            f"{nv.get('message')}. compat ran it in a child process; a training process that loads it "
+            f"{message}. compat ran it in a child process; a training process that loads it "
             "(CUDA, PyTorch, TensorFlow, JAX) will crash the same way. A libnvidia-ml.so.1 from another driver "
             "release than the loaded kernel module, or a damaged installation, does this.",
             (
@@ -302,7 +297,7 @@ def check_driver_state(ctx: Ctx) -> Iterator[Result]:
             DRIVER_NVML,
             "error",
             "A GPU is lost or needs a reset",
-            f"NVML: {nv.get('message')}.",
+            f"NVML: {message}.",
             (Fix("Reset the GPU, or reboot if that fails", "sudo nvidia-smi -r"),),
             {},
             group="driver",
@@ -312,7 +307,7 @@ def check_driver_state(ctx: Ctx) -> Iterator[Result]:
             DRIVER_NVML,
             "warning",
             "NVML: insufficient permissions",
-            f"NVML: {nv.get('message')}.",
+            f"NVML: {message}.",
             (Fix("Check the permissions of /dev/nvidia*", "ls -l /dev/nvidia*"),),
             {},
             group="driver",
@@ -322,50 +317,55 @@ def check_driver_state(ctx: Ctx) -> Iterator[Result]:
             DRIVER_NVML,
             "info",
             "nvidia-ml-py is not installed; GPU details come from nvidia-smi",
-            f"{nv.get('message')}.",
+            f"{message}.",
             (Fix("Install it", "pip install nvidia-ml-py"),),
             {},
             group="driver",
         )
-    elif nv.get("status") == "error" and kind not in (
-        "library-not-found",
-        "driver-not-loaded",
-        "version-mismatch",
+    elif (
+        failed
+        and failed.kind == "error"
+        and kind
+        not in (
+            "library-not-found",
+            "driver-not-loaded",
+            "version-mismatch",
+        )
     ):
         yield Finding(
             DRIVER_NVML,
             "warning",
             "NVML failed",
-            f"NVML: {nv.get('message')}.",
+            f"NVML: {message}.",
             (Fix("Read the driver's kernel messages", "sudo dmesg | grep -i nvrm | tail"),),
             {},
             group="driver",
         )
     smi = _smi(ctx)
-    if smi.get("kind") in ("hang", "crashed", "garbage", "error", "failed", "gpu-lost", "nvml-unknown"):
+    if smi.kind in ("hang", "crashed", "garbage", "error", "failed", "gpu-lost", "nvml-unknown"):
         text = {
             "hang": "nvidia-smi hung",
             "crashed": "nvidia-smi crashed",
             "garbage": "nvidia-smi printed garbage",
             "gpu-lost": "nvidia-smi: a GPU is lost",
             "nvml-unknown": "nvidia-smi: Failed to initialize NVML: Unknown Error",
-        }.get(str(smi.get("kind")), "nvidia-smi failed")
+        }.get(str(smi.kind), "nvidia-smi failed")
         extra = (
             " In a container this usually means the cgroup device rules were lost (systemd reloaded on the "
             "host): restart the container."
-            if smi.get("kind") == "nvml-unknown"
+            if smi.kind == "nvml-unknown"
             else ""
         )
         yield Finding(
             DRIVER_NVIDIA_SMI,
             "warning",
             text,
-            f"{smi.get('message')}.{extra}",
+            f"{smi.message}.{extra}",
             (Fix("Run it by hand to see the full output", "nvidia-smi"),),
             {},
             group="driver",
         )
-    if env.get("wsl") and env.get("wsl_lib") is False:
+    if env.wsl and env.wsl_lib is False:
         yield Finding(
             DRIVER_WSL,
             "warning",
@@ -391,23 +391,19 @@ def check_visible_devices(ctx: Ctx) -> Iterator[Result]:
     from compat.probes.environment import visible_devices
 
     env = _env(ctx)
-    value = (env.get("vars") or {}).get("CUDA_VISIBLE_DEVICES")
+    value = env.vars.get("CUDA_VISIBLE_DEVICES")
     gpus = _real_gpus(ctx)
     if value is None or not gpus:
         return
-    uuids = [str(g.details.get("uuid")) for g in gpus if g.details.get("uuid")]
+    uuids = [str(u) for u in (_details(g).uuid for g in gpus) if u]
     vis = visible_devices(value, len(gpus), uuids or None)
-    if vis["hides_all"]:
+    if vis.hides_all:
         yield Finding(
             ENV_VISIBLE,
             "error",
             f"CUDA_VISIBLE_DEVICES={value!r} hides every GPU",
             f"This machine has {len(gpus)} GPU(s) but CUDA_VISIBLE_DEVICES={value!r}"
-            + (
-                f" (CUDA stops at {vis['invalid']!r}, which is not a GPU index or UUID)"
-                if vis["invalid"]
-                else ""
-            )
+            + (f" (CUDA stops at {vis.invalid!r}, which is not a GPU index or UUID)" if vis.invalid else "")
             + ", so torch.cuda.is_available() is False and frameworks train on the CPU.",
             (
                 Fix(
@@ -418,13 +414,13 @@ def check_visible_devices(ctx: Ctx) -> Iterator[Result]:
             {"CUDA_VISIBLE_DEVICES": value, "gpus": len(gpus)},
             group="environment",
         )
-    elif vis["invalid"] is not None:
+    elif vis.invalid is not None:
         yield Finding(
             ENV_VISIBLE,
             "warning",
-            f"CUDA_VISIBLE_DEVICES={value!r} stops at {vis['invalid']!r}",
+            f"CUDA_VISIBLE_DEVICES={value!r} stops at {vis.invalid!r}",
             f"CUDA reads CUDA_VISIBLE_DEVICES up to the first entry that is not a valid GPU: only "
-            f"{', '.join(vis['visible'])} are visible and everything from {vis['invalid']!r} on is ignored.",
+            f"{', '.join(vis.visible or ())} are visible and everything from {vis.invalid!r} on is ignored.",
             (Fix(f"Use indices below {len(gpus)} or GPU UUIDs (nvidia-smi -L)"),),
             {"CUDA_VISIBLE_DEVICES": value, "gpus": len(gpus)},
             group="environment",
@@ -438,19 +434,18 @@ def check_visible_devices(ctx: Ctx) -> Iterator[Result]:
 )
 def check_gpu_usage(ctx: Ctx) -> Iterator[Result]:
     for g in _real_gpus(ctx):
-        d = g.details
-        total, used = d.get("memory_total"), d.get("memory_used")
-        if isinstance(total, int) and isinstance(used, int) and total > 0 and used / total > 0.5:
-            procs = d.get("processes") or []
+        d = _details(g)
+        total, used = d.memory_total, d.memory_used
+        if total is not None and used is not None and total > 0 and used / total > 0.5:
             who = ", ".join(
-                f"pid {p.get('pid')}" + (f" ({_gib(p.get('used_memory'))})" if p.get("used_memory") else "")
-                for p in procs[:5]
+                f"pid {p.pid}" + (f" ({_gib(p.used_memory)})" if p.used_memory else "")
+                for p in d.processes[:5]
             )
             yield Finding(
                 GPU_MEMORY,
                 "warning",
                 f"{_gpu_label(g)}: {_gib(used)} of {_gib(total)} already in use",
-                f"{_gpu_label(g)} has only {_gib(d.get('memory_free'))} free"
+                f"{_gpu_label(g)} has only {_gib(d.memory_free)} free"
                 + (f"; held by {who}" if who else "")
                 + ". A new training job may fail with 'CUDA out of memory'.",
                 (
@@ -462,12 +457,12 @@ def check_gpu_usage(ctx: Ctx) -> Iterator[Result]:
                 {"gpu": g.index, "memory_used": used, "memory_total": total},
                 group="driver",
             )
-        mig = d.get("mig_mode")
-        if isinstance(mig, Mapping) and (mig.get("current") or mig.get("pending")):
+        mig = d.mig_mode
+        if mig is not None and (mig.current or mig.pending):
             yield Finding(
                 GPU_MIG,
                 "info",
-                f"{_gpu_label(g)}: MIG mode is {'on' if mig.get('current') else 'pending'}",
+                f"{_gpu_label(g)}: MIG mode is {'on' if mig.current else 'pending'}",
                 "With MIG on, CUDA sees only the MIG instances (none until they are created), each with a slice of "
                 "the memory; select one with CUDA_VISIBLE_DEVICES=MIG-<uuid>.",
                 (Fix("List the MIG devices", "nvidia-smi -L"),),

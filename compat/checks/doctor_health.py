@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
 
 from compat.checks.doctor_common import (
     GPU_ECC,
@@ -14,13 +13,14 @@ from compat.checks.doctor_common import (
     GPU_THROTTLE,
     GPU_XID,
     HOST_OOM,
+    _details,
     _gib,
     _gpu_label,
-    _probe,
     _real_gpus,
 )
 from compat.checks.registry import check
 from compat.findings import SEVERITIES, Finding, Fix, Skip
+from compat.probes.model import Health, ProbeFailed, XidEvent
 from compat.resolver import Ctx, Result
 
 
@@ -31,14 +31,14 @@ from compat.resolver import Ctx, Result
 )
 def check_gpu_health(ctx: Ctx) -> Iterator[Result]:
     for g in _real_gpus(ctx):
-        h = g.details.get("health")
-        if not isinstance(h, Mapping):
+        h = _details(g).health
+        if h is None:
             continue
         label = _gpu_label(g)
-        reasons = list(h.get("throttle_reasons") or [])
-        temp, slow = h.get("temperature"), h.get("temperature_slowdown")
+        reasons = list(h.throttle_reasons)
+        temp, slow = h.temperature, h.temperature_slowdown
         thermal = [r for r in reasons if "thermal" in r]
-        if (isinstance(temp, int) and isinstance(slow, int) and temp >= slow - 5) or thermal:
+        if (temp is not None and slow is not None and temp >= slow - 5) or thermal:
             yield Finding(
                 GPU_THERMAL,
                 "warning",
@@ -68,25 +68,20 @@ def check_gpu_health(ctx: Ctx) -> Iterator[Result]:
                 {"gpu": g.index, "reasons": hw},
                 group="health",
             )
-        limit, default = h.get("power_limit_w"), h.get("power_default_limit_w")
-        if (
-            isinstance(limit, (int, float))
-            and isinstance(default, (int, float))
-            and default > 0
-            and limit < 0.9 * default
-        ):
+        limit, default = h.power_limit_w, h.power_default_limit_w
+        if limit is not None and default is not None and default > 0 and limit < 0.9 * default:
             yield Finding(
                 GPU_POWER,
                 "warning",
                 f"{label}: power limit lowered to {limit:g} W (default {default:g} W)",
                 f"{label} may draw at most {limit:g} W, below its default {default:g} W; it throttles "
-                f"(sw_power_cap) under load. Power draw now: {h.get('power_usage_w')} W.",
+                f"(sw_power_cap) under load. Power draw now: {h.power_usage_w} W.",
                 (Fix("Restore the default limit", f"sudo nvidia-smi -i {g.index} -pl {default:g}"),),
                 {"gpu": g.index, "power_limit_w": limit, "default_w": default},
                 group="health",
             )
-        vol, agg = h.get("ecc_uncorrected_volatile"), h.get("ecc_uncorrected_aggregate")
-        if isinstance(vol, int) and vol > 0:
+        vol, agg = h.ecc_uncorrected_volatile, h.ecc_uncorrected_aggregate
+        if vol is not None and vol > 0:
             yield Finding(
                 GPU_ECC,
                 "error",
@@ -102,7 +97,7 @@ def check_gpu_health(ctx: Ctx) -> Iterator[Result]:
                 {"gpu": g.index, "ecc_uncorrected_volatile": vol},
                 group="health",
             )
-        elif isinstance(agg, int) and agg > 0:
+        elif agg is not None and agg > 0:
             yield Finding(
                 GPU_ECC,
                 "warning",
@@ -113,14 +108,14 @@ def check_gpu_health(ctx: Ctx) -> Iterator[Result]:
                 {"gpu": g.index, "ecc_uncorrected_aggregate": agg},
                 group="health",
             )
-        rr = h.get("remapped_rows")
-        pending = bool(h.get("retired_pages_pending")) or bool(isinstance(rr, Mapping) and rr.get("pending"))
-        if isinstance(rr, Mapping) and rr.get("failure"):
+        rr = h.remapped_rows
+        pending = bool(h.retired_pages_pending) or bool(rr is not None and rr.pending)
+        if rr is not None and rr.failure:
             yield Finding(
                 GPU_RETIRED,
                 "error",
                 f"{label}: row remapping failed",
-                f"{label} could not remap a failing memory row (uncorrectable rows: {rr.get('uncorrectable')}): its "
+                f"{label} could not remap a failing memory row (uncorrectable rows: {rr.uncorrectable}): its "
                 "memory can no longer be trusted.",
                 (Fix("Drain the machine and contact the vendor (RMA)"),),
                 {"gpu": g.index},
@@ -137,16 +132,16 @@ def check_gpu_health(ctx: Ctx) -> Iterator[Result]:
                 {"gpu": g.index},
                 group="health",
             )
-        pcie = h.get("pcie")
-        if isinstance(pcie, Mapping):
-            w, wmax = pcie.get("width"), pcie.get("width_max")
-            if isinstance(w, int) and isinstance(wmax, int) and 0 < w < wmax:
+        pcie = h.pcie
+        if pcie is not None:
+            w, wmax = pcie.width, pcie.width_max
+            if w is not None and wmax is not None and 0 < w < wmax:
                 yield Finding(
                     GPU_PCIE,
                     "warning",
                     f"{label}: PCIe link runs at x{w} of x{wmax}",
-                    f"{label}'s PCIe link trained at x{w} instead of x{wmax} (generation {pcie.get('gen')} of "
-                    f"{pcie.get('gen_max')}; a lower generation at idle is normal power saving, a narrower link is "
+                    f"{label}'s PCIe link trained at x{w} instead of x{wmax} (generation {pcie.gen} of "
+                    f"{pcie.gen_max}; a lower generation at idle is normal power saving, a narrower link is "
                     "not). Host-to-GPU copies are slower; a reseated card or another slot usually fixes it.",
                     (Fix("Check the link", f"nvidia-smi -q -i {g.index} -d PCIE"),),
                     {"gpu": g.index, "width": w, "width_max": wmax},
@@ -173,33 +168,34 @@ def _pci_key(bus_id: str | None) -> str | None:
 def check_kernel_log(ctx: Ctx) -> Iterator[Result]:
     from compat.probes.health import xid_table
 
-    h = _probe(ctx, "health")
-    if h is None or h.get("status") != "ok":
-        reason = "kernel log not readable: " + str((h or {}).get("error") or "no health probe data")
+    h = ctx.probes.health
+    if not isinstance(h, Health) or h.status != "ok":
+        why = h.reason if isinstance(h, ProbeFailed) else (h.error if h is not None else None)
+        reason = "kernel log not readable: " + str(why or "no health probe data")
         yield Skip(GPU_XID, reason)
         yield Skip(HOST_OOM, reason)
         return
     table = xid_table(ctx.m.raw.get("xid.yaml"))
-    by_pci = {_pci_key(g.details.get("pci_bus_id")): g for g in _real_gpus(ctx)}
-    events = list(h.get("xid") or [])
-    groups: dict[int, list[Mapping[str, Any]]] = {}
-    for e in events:
-        groups.setdefault(int(e["code"]), []).append(e)
+    by_pci = {_pci_key(_details(g).pci_bus_id): g for g in _real_gpus(ctx)}
+    groups: dict[int, list[XidEvent]] = {}
+    for e in h.xid:
+        if e.code is not None:
+            groups.setdefault(e.code, []).append(e)
     for code in sorted(groups):
         evs = groups[code]
         row = table.get(code)
         sev = str(row.get("severity")) if row else "warning"
         if sev not in SEVERITIES:
             sev = "warning"
-        where = sorted({str(e.get("pci")) for e in evs})
+        where = sorted({str(e.pci) for e in evs})
         gpu_txt = ", ".join((f"GPU {by_pci[w].index} ({w})" if w in by_pci else w) for w in where)
-        procs = sorted({str(e.get("process")) for e in evs if e.get("process")})
+        procs = sorted({str(e.process) for e in evs if e.process})
         name = row.get("name") if row else "not in compat's Xid table"
         last = evs[-1]
         msg = (
             f"The kernel log has {len(evs)} Xid {code} event(s) on {gpu_txt}"
             + (f" (processes: {', '.join(procs[:5])})" if procs else "")
-            + f". Last: {last.get('message')!r}. "
+            + f". Last: {last.message!r}. "
         )
         if row:
             msg += f"{row.get('meaning')} (cause: {row.get('cause')}; NVIDIA's catalog: {row.get('source')})"
@@ -221,20 +217,18 @@ def check_kernel_log(ctx: Ctx) -> Iterator[Result]:
             {"xid": code, "count": len(evs), "pci": where},
             group="health",
         )
-    ooms = list(h.get("oom") or [])
+    ooms = h.oom
     if ooms:
-        cg = [o for o in ooms if o.get("cgroup")]
+        cg = [o for o in ooms if o.cgroup]
         who = ", ".join(
-            f"{o.get('process')} (pid {o.get('pid')}"
-            + (f", {_gib(o.get('anon_rss'))}" if o.get("anon_rss") else "")
-            + ")"
+            f"{o.process} (pid {o.pid}" + (f", {_gib(o.anon_rss)}" if o.anon_rss else "") + ")"
             for o in ooms[-5:]
         )
         yield Finding(
             HOST_OOM,
             "warning",
-            f"The kernel's OOM killer killed {h.get('oom_total', len(ooms))} process(es)",
-            f"Out-of-memory kills in the kernel log ({h.get('source')}): {who}"
+            f"The kernel's OOM killer killed {h.oom_total if h.oom_total is not None else len(ooms)} process(es)",
+            f"Out-of-memory kills in the kernel log ({h.source}): {who}"
             + (f"; {len(cg)} of them at a cgroup (container) memory limit" if cg else "")
             + ". A training script or its DataLoader workers that die with 'Killed' or "
             "'DataLoader worker (pid N) is killed by signal: Killed' ran out of host RAM, not GPU memory.",

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
 
 from compat.checks.doctor_common import (
     CUDNN_MULTIPLE,
@@ -23,12 +22,11 @@ from compat.checks.doctor_common import (
     SHM_MIN,
     TOOLKIT_MULTIPLE,
     _env,
-    _failed,
     _gib,
-    _probe,
 )
 from compat.checks.registry import check
 from compat.findings import Finding, Fix, Skip
+from compat.probes.model import Cudnn, Frameworks, Resources, Toolkits
 from compat.resolver import Ctx, Result
 
 
@@ -38,23 +36,22 @@ from compat.resolver import Ctx, Result
     entry_points=("doctor", "check", "explain"),
 )
 def check_resources(ctx: Ctx) -> Iterator[Result]:
-    r = _probe(ctx, "resources")
-    why = _failed(r, "resources")
-    if why or r is None:
+    r = ctx.probes.resources
+    if not isinstance(r, Resources):
+        why = f"resources probe: {r.reason}" if r is not None else "no resources probe data"
         for cid in (HOST_SHM, HOST_MEMORY, HOST_CGROUP_OOM, HOST_NOFILE, HOST_DISK):
-            yield Skip(cid, why or "no resources probe data")
+            yield Skip(cid, why)
         return
-    env = _env(ctx)
-    in_container = bool((env.get("container") or {}).get("in_container"))
-    cg = r.get("cgroup") or {}
-    kills = cg.get("oom_kills")
-    if isinstance(kills, int) and kills > 0:
+    in_container = bool(_env(ctx).container.in_container)
+    cg = r.cgroup
+    kills = cg.oom_kills
+    if kills is not None and kills > 0:
         yield Finding(
             HOST_CGROUP_OOM,
             "warning",
             f"{kills} process(es) in this cgroup were OOM-killed",
-            f"The memory cgroup this process runs in (cgroup v{cg.get('version')}, limit "
-            f"{_gib(cg.get('memory_limit')) if cg.get('memory_limit') else 'none'}) counted {kills} OOM kill(s). "
+            f"The memory cgroup this process runs in (cgroup v{cg.version}, limit "
+            f"{_gib(cg.memory_limit) if cg.memory_limit else 'none'}) counted {kills} OOM kill(s). "
             "A job that vanished with 'Killed' (or a Jupyter 'kernel died') hit this limit.",
             (
                 Fix(
@@ -65,16 +62,16 @@ def check_resources(ctx: Ctx) -> Iterator[Result]:
             {"oom_kills": kills},
             group="resources",
         )
-    elif "error" in cg:
-        yield Skip(HOST_CGROUP_OOM, str(cg["error"]))
-    shm = r.get("shm") or {}
-    if isinstance(shm.get("total"), int):
-        if shm["total"] < SHM_MIN:
+    elif cg.error is not None or "error" in cg.extra:
+        yield Skip(HOST_CGROUP_OOM, str(cg.error if cg.error is not None else cg.extra["error"]))
+    shm = r.shm
+    if shm.total is not None:
+        if shm.total < SHM_MIN:
             yield Finding(
                 HOST_SHM,
                 "warning",
-                f"/dev/shm is only {_gib(shm['total'])}",
-                f"/dev/shm has {_gib(shm['total'])} ({_gib(shm.get('free'))} free). PyTorch DataLoader workers pass "
+                f"/dev/shm is only {_gib(shm.total)}",
+                f"/dev/shm has {_gib(shm.total)} ({_gib(shm.free)} free). PyTorch DataLoader workers pass "
                 "batches through shared memory; with a small /dev/shm (Docker's default is 64 MiB) they die with "
                 "'Bus error' or 'unable to write to file </torch_...>: No space left on device'.",
                 (
@@ -84,27 +81,27 @@ def check_resources(ctx: Ctx) -> Iterator[Result]:
                     ),
                     Fix("Or load data in the main process", "DataLoader(..., num_workers=0)"),
                 ),
-                {"shm_total": shm["total"]},
+                {"shm_total": shm.total},
                 group="resources",
             )
     else:
-        yield Skip(HOST_SHM, f"/dev/shm: {shm.get('error', 'unknown size')}")
-    mem = r.get("memory") or {}
-    total, avail = mem.get("total"), mem.get("available")
-    limit = cg.get("memory_limit")
-    if isinstance(total, int) and isinstance(avail, int):
+        yield Skip(HOST_SHM, f"/dev/shm: {shm.error if shm.error is not None else 'unknown size'}")
+    mem = r.memory
+    total, avail = mem.total, mem.available
+    limit = cg.memory_limit
+    if total is not None and avail is not None:
         if avail < MEMORY_LOW or avail < 0.05 * total:
             yield Finding(
                 HOST_MEMORY,
                 "warning",
                 f"Only {_gib(avail)} of {_gib(total)} RAM available",
-                f"The host has {_gib(avail)} of {_gib(total)} memory available (swap {_gib(mem.get('swap_free'))} "
+                f"The host has {_gib(avail)} of {_gib(total)} memory available (swap {_gib(mem.swap_free)} "
                 "free). Loading a dataset or starting DataLoader workers may get the job OOM-killed.",
                 (Fix("Find what uses the memory", "ps aux --sort=-rss | head"),),
                 {"available": avail},
                 group="resources",
             )
-        if isinstance(limit, int) and limit < total and limit < 8 * GIB:
+        if limit is not None and limit < total and limit < 8 * GIB:
             yield Finding(
                 HOST_MEMORY,
                 "warning" if limit < 4 * GIB else "info",
@@ -116,10 +113,9 @@ def check_resources(ctx: Ctx) -> Iterator[Result]:
                 group="resources",
             )
     else:
-        yield Skip(HOST_MEMORY, str(mem.get("error", "memory size unknown")))
-    nf = r.get("nofile") or {}
-    soft = nf.get("soft") if isinstance(nf, Mapping) else None
-    if isinstance(soft, int) and soft < NOFILE_MIN:
+        yield Skip(HOST_MEMORY, str(mem.error if mem.error is not None else "memory size unknown"))
+    soft = r.nofile.soft
+    if soft is not None and soft < NOFILE_MIN:
         yield Finding(
             HOST_NOFILE,
             "warning",
@@ -130,9 +126,9 @@ def check_resources(ctx: Ctx) -> Iterator[Result]:
             {"nofile": soft},
             group="resources",
         )
-    quota = cg.get("cpu_quota")
-    cpus = (r.get("cpus") or {}).get("affinity") or (r.get("cpus") or {}).get("count")
-    if isinstance(quota, (int, float)) and isinstance(cpus, int) and quota < cpus:
+    quota = cg.cpu_quota
+    cpus = r.cpus.affinity or r.cpus.count
+    if quota is not None and cpus is not None and quota < cpus:
         yield Finding(
             HOST_CPU_QUOTA,
             "info",
@@ -148,19 +144,19 @@ def check_resources(ctx: Ctx) -> Iterator[Result]:
             {"cpu_quota": quota, "cpus": cpus},
             group="resources",
         )
-    for d in r.get("disk") or []:
-        free = d.get("free")
-        if isinstance(free, int) and free < DISK_MIN:
+    for d in r.disk:
+        free = d.free
+        if free is not None and free < DISK_MIN:
             yield Finding(
                 HOST_DISK,
                 "warning",
-                f"Only {_gib(free)} free on {d.get('path')}",
-                f"The file system of {d.get('path')} has {_gib(free)} free: checkpoints and datasets written there "
+                f"Only {_gib(free)} free on {d.path}",
+                f"The file system of {d.path} has {_gib(free)} free: checkpoints and datasets written there "
                 "will fail with 'No space left on device'.",
                 (
                     Fix(
                         "Free space or write checkpoints elsewhere",
-                        f"df -h {shlex.quote(str(d.get('path')))}",
+                        f"df -h {shlex.quote(str(d.path))}",
                     ),
                 ),
                 {"free": free},
@@ -177,27 +173,27 @@ def check_resources(ctx: Ctx) -> Iterator[Result]:
     entry_points=("doctor", "check", "explain"),
 )
 def check_toolkits(ctx: Ctx) -> Iterator[Result]:
-    t = _probe(ctx, "toolkits")
-    why = _failed(t, "toolkits")
-    if why or t is None:
-        yield Skip(TOOLKIT_MULTIPLE, why or "no toolkits probe data")
-        yield Skip(LIBS_SHADOWED, why or "no toolkits probe data")
+    t = ctx.probes.toolkits
+    if not isinstance(t, Toolkits):
+        why = f"toolkits probe: {t.reason}" if t is not None else "no toolkits probe data"
+        yield Skip(TOOLKIT_MULTIPLE, why)
+        yield Skip(LIBS_SHADOWED, why)
     else:
-        installed = t.get("installed") or {}
-        releases = list(t.get("releases") or [])
-        nv = t.get("nvcc") or {}
-        homes = t.get("cuda_home") or {}
+        installed = t.installed
+        releases = list(t.releases)
+        nv = t.nvcc
+        homes = t.cuda_home
         if len(releases) > 1:
             home_ver = None
-            for tk in t.get("toolkits") or []:
-                if homes and tk.get("path") in [h.rstrip("/") for h in homes.values()] and tk.get("version"):
-                    home_ver = ".".join(str(tk["version"]).split(".")[:2])
-            conflict = bool(nv.get("release") and home_ver and nv["release"] != home_ver)
+            for tk in t.toolkits:
+                if homes and tk.path in [h.rstrip("/") for h in homes.values()] and tk.version:
+                    home_ver = ".".join(tk.version.split(".")[:2])
+            conflict = bool(nv.release and home_ver and nv.release != home_ver)
             where = ", ".join(f"{v} at {p}" for p, v in sorted(installed.items()))
             msg = f"Several CUDA toolkits are installed: {where}."
             if conflict:
                 msg += (
-                    f" nvcc on PATH is {nv['release']} but CUDA_HOME/CUDA_PATH points to {home_ver}: extensions "
+                    f" nvcc on PATH is {nv.release} but CUDA_HOME/CUDA_PATH points to {home_ver}: extensions "
                     "built with torch.utils.cpp_extension use CUDA_HOME, other builds use nvcc on PATH."
                 )
             yield Finding(
@@ -213,32 +209,32 @@ def check_toolkits(ctx: Ctx) -> Iterator[Result]:
                         f"export CUDA_HOME={_toolkit_root(t)} PATH={_toolkit_root(t)}/bin:$PATH",
                     ),
                 ),
-                {"toolkits": installed},
+                {"toolkits": dict(installed)},
                 group="cuda",
             )
         yield from _shadowed(ctx, t)
-    c = _probe(ctx, "cudnn")
-    if c is not None and c.get("status") == "ok" and len(c.get("distinct") or []) > 1:
+    c = ctx.probes.cudnn
+    if isinstance(c, Cudnn) and c.status == "ok" and len(c.distinct) > 1:
         yield Finding(
             CUDNN_MULTIPLE,
             "warning",
-            f"Several system cuDNN versions: {', '.join(c['distinct'])}",
-            f"cuDNN {', '.join(c.get('system_versions') or [])} are installed system-wide "
-            f"({', '.join(h.get('path', '') for h in (c.get('headers') or [])[:4])}). Which one a program loads depends "
+            f"Several system cuDNN versions: {', '.join(c.distinct)}",
+            f"cuDNN {', '.join(c.system_versions)} are installed system-wide "
+            f"({', '.join(h.path or '' for h in c.headers[:4])}). Which one a program loads depends "
             "on LD_LIBRARY_PATH and the loader cache: a mismatch shows up as 'cuDNN version incompatibility' or "
             "CUDNN_STATUS_NOT_INITIALIZED.",
             (Fix("Remove the copies you do not use, or rely on the frameworks' pip cuDNN"),),
-            {"cudnn": c.get("system_versions")},
+            {"cudnn": list(c.system_versions)},
             group="cuda",
         )
 
 
-def _shadowed(ctx: Ctx, t: Mapping[str, Any]) -> Iterator[Result]:
-    libs = list(t.get("ld_library_path_libs") or [])
+def _shadowed(ctx: Ctx, t: Toolkits) -> Iterator[Result]:
+    libs = [lib for lib in t.ld_library_path_libs if lib.dir is not None]
     if not libs:
         return
-    fw = _probe(ctx, "frameworks") or {}
-    dists = fw.get("distributions") or {}
+    fw = ctx.probes.frameworks if isinstance(ctx.probes.frameworks, Frameworks) else Frameworks()
+    dists = fw.distributions
     bundling = sorted(k for k in dists if k.startswith("nvidia-"))
     torch_cuda = ctx.facts.get("torch_build")
     tf = ctx.facts.get("tf_build")
@@ -249,13 +245,13 @@ def _shadowed(ctx: Ctx, t: Mapping[str, Any]) -> Iterator[Result]:
     )
     if not uses_bundled:
         return
-    ld_dirs = sorted({lib["dir"] for lib in libs})
+    ld_dirs = sorted({str(lib.dir) for lib in libs})
     loaded_from_ld = []
-    for mode, child in sorted((fw.get("children") or {}).items()):
-        for path in ((child.get("result") or {}).get("libs") or []) if isinstance(child, Mapping) else []:
+    for mode, child in sorted(fw.children.items()):
+        for path in child.result.libs if child.result is not None else ():
             if any(os.path.dirname(path).rstrip("/") == d.rstrip("/") for d in ld_dirs):
                 loaded_from_ld.append(f"{mode} loaded {path}")
-    names = ", ".join(f"{lib['file']} ({lib['dir']})" for lib in libs[:6])
+    names = ", ".join(f"{lib.file} ({lib.dir})" for lib in libs[:6])
     msg = (
         f"LD_LIBRARY_PATH provides {names}. The framework wheels bring their own copies "
         f"({', '.join(bundling[:6]) or 'bundled in the wheel'}); a library found through LD_LIBRARY_PATH wins over "
@@ -283,18 +279,17 @@ def _shadowed(ctx: Ctx, t: Mapping[str, Any]) -> Iterator[Result]:
 
 
 def _ld_without(ctx: Ctx, drop: list[str]) -> list[str]:
-    cur = str((_env(ctx).get("vars") or {}).get("LD_LIBRARY_PATH") or "")
+    cur = str(_env(ctx).vars.get("LD_LIBRARY_PATH") or "")
     return [d for d in cur.split(":") if d and d not in drop]
 
 
 # ------------------------------------------------------------------ frameworks
 
 
-def _toolkit_root(t: Any) -> str:
+def _toolkit_root(t: Toolkits) -> str:
     """The toolkit directory to export as CUDA_HOME: the chosen toolkit's root, never the nvcc binary itself
     (issue 13: the fix pointed CUDA_HOME at .../bin/nvcc)."""
-    chosen = t.get("chosen") if isinstance(t, dict) else None
-    path = str((chosen or {}).get("path") or "/usr/local/cuda").rstrip("/")
+    path = str((t.chosen.path if t.chosen is not None else None) or "/usr/local/cuda").rstrip("/")
     if path.endswith("/bin/nvcc"):
         path = path[: -len("/bin/nvcc")]
     elif path.endswith("/nvcc"):

@@ -15,11 +15,15 @@ snapshot reproduces it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Union
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Union
 
 from compat.checks.registry import REGISTRY, CheckSpec, check, ordered
 from compat.findings import Finding, Fix, Skip
+from compat.probes.model import NvmlState, Toolchain, Toolkits
+
+if TYPE_CHECKING:
+    from compat.checks.context import Ctx
 
 NVML_GARBAGE = "driver.nvml-garbage"
 NVCC_BROKEN = "toolkit.nvcc-broken"
@@ -82,9 +86,9 @@ HOST_COMPILER_BOUNDS: dict[str, dict[str, tuple[tuple[int, ...], tuple[int, ...]
 HOST_COMPILER_SOURCE = "https://github.com/pytorch/pytorch/blob/v2.13.0/torch/utils/cpp_extension.py"
 
 
-def _probe(ctx: Any, name: str) -> Mapping[str, Any]:
-    p = ctx.facts.probes.get(name)
-    return p if isinstance(p, Mapping) else {}
+def _toolkits(ctx: Ctx) -> Toolkits | None:
+    t = ctx.probes.toolkits
+    return t if isinstance(t, Toolkits) and t.status == "ok" else None
 
 
 def _ints(v: str) -> tuple[int, ...]:
@@ -101,38 +105,37 @@ def _fmt(v: tuple[int, ...]) -> str:
     return ".".join(str(x) for x in v)
 
 
-def _toolkit_for_extensions(ctx: Any) -> tuple[str, str] | None:
+def _toolkit_for_extensions(ctx: Ctx) -> tuple[str, str] | None:
     """(CUDA release "12.4", where) of the toolkit torch.utils.cpp_extension builds with: CUDA_HOME/CUDA_PATH, else
     nvcc on PATH, else /usr/local/cuda (torch.utils.cpp_extension._find_cuda_home)."""
-    t = _probe(ctx, "toolkits")
-    if t.get("status") != "ok":
+    t = _toolkits(ctx)
+    if t is None:
         return None
     for key in ("CUDA_HOME", "CUDA_PATH"):
-        home = (t.get("cuda_home") or {}).get(key)
+        home = t.cuda_home.get(key)
         if home:
-            for tk in t.get("toolkits") or []:
-                if tk.get("path") == home.rstrip("/") and tk.get("version"):
-                    return ".".join(str(tk["version"]).split(".")[:2]), f"{key}={home}"
+            for tk in t.toolkits:
+                if tk.path == home.rstrip("/") and tk.version:
+                    return ".".join(tk.version.split(".")[:2]), f"{key}={home}"
             return None
-    nv = t.get("nvcc") or {}
-    if nv.get("release"):
-        return str(nv["release"]), f"nvcc on PATH ({nv.get('path') or 'nvcc'})"
-    for tk in t.get("toolkits") or []:
-        if tk.get("path") == "/usr/local/cuda" and tk.get("version"):
-            return ".".join(str(tk["version"]).split(".")[:2]), "/usr/local/cuda"
+    nv = t.nvcc
+    if nv.release:
+        return nv.release, f"nvcc on PATH ({nv.path or 'nvcc'})"
+    for tk in t.toolkits:
+        if tk.path == "/usr/local/cuda" and tk.version:
+            return ".".join(tk.version.split(".")[:2]), "/usr/local/cuda"
     return None
 
 
 @check(NVML_GARBAGE, entry_points=("doctor",))
-def check_nvml_garbage(ctx: Any) -> Iterator[Result]:
+def check_nvml_garbage(ctx: Ctx) -> Iterator[Result]:
     """NVML answered values no working driver returns."""
-    nv = _probe(ctx, "nvml")
-    bad = list(nv.get("garbage") or [])
+    nv = ctx.probes.nvml
+    bad = list(nv.garbage) if isinstance(nv, NvmlState) else []
     if not bad:
         return
     lines = "; ".join(
-        f"{'GPU ' + str(b.get('gpu')) if b.get('gpu') is not None else 'system'} {b.get('field')} = "
-        f"{b.get('value')!s} ({b.get('why')})"
+        f"{'GPU ' + str(b.gpu) if b.gpu is not None else 'system'} {b.field} = {b.value!s} ({b.why})"
         for b in bad[:8]
     )
     more = f" and {len(bad) - 8} more" if len(bad) > 8 else ""
@@ -149,17 +152,19 @@ def check_nvml_garbage(ctx: Any) -> Iterator[Result]:
             ),
             Fix("Reload the driver or reboot the node; reinstall the driver if it persists"),
         ),
-        {"garbage": [dict(b) for b in bad[:8]]},
+        {"garbage": [b.to_json() for b in bad[:8]]},
         group="driver",
     )
 
 
 @check(NVCC_BROKEN, entry_points=("doctor",))
-def check_nvcc_broken(ctx: Any) -> Iterator[Result]:
+def check_nvcc_broken(ctx: Ctx) -> Iterator[Result]:
     """`nvcc` on PATH hung, crashed or printed no version: said, never silently replaced."""
-    t = _probe(ctx, "toolkits")
-    nv = t.get("nvcc") or {}
-    status = nv.get("status")
+    t = _toolkits(ctx)
+    if t is None:
+        return
+    nv = t.nvcc
+    status = nv.status
     if status not in ("timeout", "crashed", "garbage", "failed", "error"):
         return
     what = {
@@ -169,13 +174,13 @@ def check_nvcc_broken(ctx: Any) -> Iterator[Result]:
         "failed": "failed",
         "error": "could not be run",
     }[status]
-    chosen = t.get("chosen") or {}
+    chosen = t.chosen
     instead = (
-        f" The CUDA version compat reports ({chosen.get('version')}) comes from {chosen.get('source')} instead."
-        if chosen.get("version")
+        f" The CUDA version compat reports ({chosen.version}) comes from {chosen.source} instead."
+        if chosen is not None and chosen.version
         else " No other toolkit was found."
     )
-    detail = nv.get("error") or (nv.get("output") or "")[:200]
+    detail = nv.error or (nv.output or "")[:200]
     yield Finding(
         NVCC_BROKEN,
         "warning",
@@ -189,7 +194,7 @@ def check_nvcc_broken(ctx: Any) -> Iterator[Result]:
 
 
 @check(TORCH_MISMATCH, entry_points=("doctor",))
-def check_torch_toolkit(ctx: Any) -> Iterator[Result]:
+def check_torch_toolkit(ctx: Ctx) -> Iterator[Result]:
     """The local toolkit's CUDA vs the installed torch's: extension builds need the same major."""
     tc = ctx.facts.get("torch_cuda")
     torch_cuda = tc.raw if tc is not None and tc.raw else getattr(getattr(ctx, "torch", None), "cuda", None)
@@ -239,18 +244,19 @@ def check_torch_toolkit(ctx: Any) -> Iterator[Result]:
 
 
 @check(HOST_COMPILER, entry_points=("doctor",))
-def check_host_compiler(ctx: Any) -> Iterator[Result]:
+def check_host_compiler(ctx: Ctx) -> Iterator[Result]:
     """The host C++ compiler against the range the local toolkit's nvcc accepts."""
     tk = _toolkit_for_extensions(ctx)
     if tk is None:
         return
     local, where = tk
-    tc = _probe(ctx, "toolchain")
-    family, version = tc.get("family"), tc.get("version")
+    found = ctx.probes.toolchain
+    tc = found if isinstance(found, Toolchain) else Toolchain()
+    family, version = tc.family, tc.version
     if not family or not version:
         yield Skip(
             HOST_COMPILER,
-            f"no host C++ compiler version ({tc.get('cxx') or 'c++'}: {tc.get('compiler_status') or 'not probed'})",
+            f"no host C++ compiler version ({tc.cxx or 'c++'}: {tc.compiler_status or 'not probed'})",
         )
         return
     bounds = HOST_COMPILER_BOUNDS.get(str(family), {}).get(local)
@@ -268,7 +274,7 @@ def check_host_compiler(ctx: Any) -> Iterator[Result]:
         HOST_COMPILER,
         "warning",
         f"{family} {version} is {side} CUDA {local} supports (>= {_fmt(lo)}, < {_fmt(hi)})",
-        f"The host compiler ({tc.get('cxx')}: {family} {version}) is {side} the range CUDA {local} ({where}) accepts. "
+        f"The host compiler ({tc.cxx}: {family} {version}) is {side} the range CUDA {local} ({where}) accepts. "
         "nvcc stops with '#error -- unsupported GNU version' (or clang version) and torch.utils.cpp_extension refuses "
         f"to build extensions. Range from {HOST_COMPILER_SOURCE}.",
         (

@@ -83,8 +83,12 @@ def _doctor_terms(python: str) -> tuple[tuple[str, str], ...]:
 
 def inspected_python(probes: Any, default: str = "the inspected interpreter") -> str:
     """The interpreter whose environment the framework probe read (a doctor snapshot says it too)."""
-    fw = probes.get("frameworks") if isinstance(probes, dict) else None
-    exe = fw.get("executable") if isinstance(fw, dict) else None
+    from collections.abc import Mapping
+
+    fw = (
+        probes.get("frameworks") if isinstance(probes, Mapping) else None
+    )  # Facts.probes: a ProbeSet (a Mapping)
+    exe = fw.get("executable") if isinstance(fw, Mapping) else None
     return exe if isinstance(exe, str) and exe else default
 
 
@@ -218,7 +222,11 @@ def doctor_report(
 
     report.extra["interpreter"] = target.to_json()
     report.extra["host"] = socket.gethostname()  # names the node in `compat fleet merge`
-    report.extra["probes"] = dict(facts.probes)
+    from compat.probes.probeset import (
+        probe_set,
+    )  # the one codec of probe results (its keys: a public contract)
+
+    report.extra["probes"] = probe_set(facts.probes).to_json()
     report.extra["gpus"] = None if facts.gpus is None else [g.to_json() for g in facts.gpus]
     report.skipped[:] = in_doctor_terms(report.skipped, inspected_python(facts.probes, target.python))
     return report
@@ -232,7 +240,11 @@ def snapshot_report(m: Any, path: str) -> Any:
 
     facts = load_snapshot(path)
     report = resolve(facts, m, extra_checks=doctor_checks if facts.probes else ())
-    report.extra["probes"] = dict(facts.probes)
+    from compat.probes.probeset import (
+        probe_set,
+    )  # the one codec of probe results (its keys: a public contract)
+
+    report.extra["probes"] = probe_set(facts.probes).to_json()
     report.extra["gpus"] = None if facts.gpus is None else [g.to_json() for g in facts.gpus]
     report.extra["snapshot"] = os.path.basename(path)
     report.skipped[:] = in_doctor_terms(report.skipped, inspected_python(facts.probes))

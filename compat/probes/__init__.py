@@ -9,10 +9,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from compat.errors import InputError
 from compat.facts import Fact, Facts, Gpu, apply_overrides, host_os, host_python, make_fact, missing
+
+if TYPE_CHECKING:
+    from compat.probes.probeset import ProbeSet
 
 DEFAULT_TIMEOUT = 5.0
 """Seconds any single external call (NVML, nvidia-smi, nvcc, dmesg) may take."""
@@ -41,10 +44,10 @@ def _timed(fn: Callable[[], Any], seconds: dict[str, float], name: str) -> Calla
 
 
 def _gpu_probe(nvml_backend: Any, timeout: float, environ: Mapping[str, str]) -> dict[str, Any]:
-    from compat.probes import nvidia_smi, nvml
+    from compat.probes import nvidia_smi, nvml, nvml_parse
 
     raw = nvml.probe(nvml_backend, timeout)
-    parsed = nvml.parse(raw)
+    parsed = nvml_parse.parse(raw)
     from compat.probes.sanity import nvml_garbage  # issue 18: values no driver returns are a finding
 
     parsed["garbage"] = nvml_garbage(raw)
@@ -180,74 +183,75 @@ def assemble_probes(res: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def facts_from_probes(probes: dict[str, Any], res: Mapping[str, Any] | None = None) -> Facts:
-    """The scalar facts and GPUs the resolver reads, from assembled probes (pops the private _gpus keys)."""
-    from compat.installed import installed_facts
+    """The scalar facts and GPUs the resolver reads, and the typed probe results (compat.probes.probeset.ProbeSet),
+    from assembled probes (pops the private _gpus keys)."""
+    from compat.installed import installed_facts, jax_from_distributions
     from compat.probes.frameworks import tf_facts, torch_facts
+    from compat.probes.model import Cudnn, DriverState, Frameworks, NvidiaSmi, NvmlState, Toolkits
+    from compat.probes.probeset import ProbeSet
 
     values: dict[str, Fact] = {"os": make_fact("os", host_os(), "this machine")}
     gpus_raw = probes.pop("_gpus", None)
     gpu_source = probes.pop("_gpu_source", None)
-    nv = probes.get("nvml") or {}
-    smi = probes.get("nvidia_smi") or {}
-    drv = probes.get("driver") or {}
-    why_no_driver = _why_no_driver(nv, smi, drv)
+    # What crosses into the checks, the report and snapshots: the typed probe results; read here typed as well.
+    ps = ProbeSet.from_json(probes)
+    nv = ps.nvml
+    smi = ps.nvidia_smi or NvidiaSmi()
+    drv = ps.driver if isinstance(ps.driver, DriverState) else DriverState()
+    why_no_driver = _why_no_driver(ps)
 
     # driver: NVML, else nvidia-smi, else the kernel module's own version.
-    if nv.get("status") == "ok" and nv.get("driver"):
-        values["driver"] = _fact("driver", nv["driver"], "nvml", why_no_driver)
-    elif smi.get("ok") and smi.get("driver"):
-        values["driver"] = _fact("driver", smi["driver"], "nvidia-smi", why_no_driver)
-    elif drv.get("kernel_version") and not drv.get("tegra"):
-        values["driver"] = _fact(
-            "driver", drv["kernel_version"], "/proc/driver/nvidia/version", why_no_driver
-        )
+    if isinstance(nv, NvmlState) and nv.status == "ok" and nv.driver:
+        values["driver"] = _fact("driver", nv.driver, "nvml", why_no_driver)
+    elif smi.ok and smi.driver:
+        values["driver"] = _fact("driver", smi.driver, "nvidia-smi", why_no_driver)
+    elif drv.kernel_version and not drv.tegra:
+        values["driver"] = _fact("driver", drv.kernel_version, "/proc/driver/nvidia/version", why_no_driver)
     else:
         values["driver"] = missing("nvml", why_no_driver)
-    if nv.get("status") == "ok" and nv.get("driver_cuda"):
-        values["driver_cuda"] = _fact("driver_cuda", nv["driver_cuda"], "nvmlSystemGetCudaDriverVersion", "")
+    if isinstance(nv, NvmlState) and nv.status == "ok" and nv.driver_cuda:
+        values["driver_cuda"] = _fact("driver_cuda", nv.driver_cuda, "nvmlSystemGetCudaDriverVersion", "")
     else:
         values["driver_cuda"] = missing("nvml", why_no_driver)
 
-    tk = probes.get("toolkits") or {}
-    chosen = tk.get("chosen") if tk.get("status") == "ok" else None
+    tk = ps.toolkits
+    chosen = tk.chosen if isinstance(tk, Toolkits) and tk.status == "ok" else None
     values["cuda"] = (
-        _fact("cuda", chosen["version"], chosen["source"], "")
-        if chosen
+        _fact("cuda", chosen.version, str(chosen.source), "")
+        if chosen is not None and chosen.version
         else missing(
             "toolkits",
             "no CUDA toolkit found (nvcc not on PATH, no CUDA_HOME, no /usr/local/cuda)"
-            if tk.get("status") == "ok"
-            else f"toolkits probe: {tk.get('error')}",
+            if isinstance(tk, Toolkits) and tk.status == "ok"
+            else f"toolkits probe: {tk.reason if tk is not None and not isinstance(tk, Toolkits) else None}",
         )
     )
-    cd = probes.get("cudnn") or {}
-    cc = cd.get("chosen") if cd.get("status") == "ok" else None
+    cd = ps.cudnn
+    cc = cd.chosen if isinstance(cd, Cudnn) and cd.status == "ok" else None
     values["cudnn"] = (
-        _fact("cudnn", cc["version"], cc["source"], "")
-        if cc
+        _fact("cudnn", cc.version, str(cc.source), "")
+        if cc is not None and cc.version
         else missing(
             "cudnn", "no cuDNN found (no cudnn_version.h, no libcudnn.so.X.Y.Z, no nvidia-cudnn-cu*)"
         )
     )
 
-    fw = probes.get("frameworks") or {}
-    target = (probes.get("meta") or {}).get("python")
-    if fw.get("python"):
+    fw = ps.frameworks if isinstance(ps.frameworks, Frameworks) else Frameworks()
+    target = ps.meta.python if ps.meta is not None else None
+    if fw.python:
         values["python"] = _fact(
-            "python", fw["python"], f"{target} (sys.version)" if target else "sys.version", ""
+            "python", fw.python, f"{target} (sys.version)" if target else "sys.version", ""
         )
     else:
         values["python"] = make_fact("python", host_python(), "sys.version")
-    if fw.get("status") == "ok":
+    if fw.status == "ok":
         # The cheap facts (versions, the CUDA and cuDNN their nvidia-* pins imply); the child's answers win below.
-        dists = fw.get("distributions") or {}
-        base = installed_facts(dists, {k: list(v) for k, v in (fw.get("requires") or {}).items()})
+        dists = dict(fw.distributions)
+        base = installed_facts(dists, {k: list(v) for k, v in fw.requires.items()})
         for name in ("torch", "torch_cuda", "torch_cudnn", "torch_build", "tensorflow", "tf_build"):
             f = base.values.get(name)
             if f is not None and f.present:
                 values[name] = f
-        from compat.installed import jax_from_distributions
-
         jax_fact = jax_from_distributions(dists)
         if jax_fact is not None:
             values["jax"] = _fact(
@@ -255,32 +259,32 @@ def facts_from_probes(probes: dict[str, Any], res: Mapping[str, Any] | None = No
             )
             if dists.get("jaxlib"):
                 values["jaxlib"] = _fact("jaxlib", str(dists["jaxlib"]), "installed distribution jaxlib", "")
-        static = fw.get("static") or {}
-        st = static.get("torch")
+        # The static reads (a framework's files, not imported) and the children's answers are the frameworks
+        # module's own JSON shapes, which torch_facts and tf_facts parse.
+        st = fw.static.get("torch")
         if isinstance(st, dict) and st.get("version"):
             for name, raw in torch_facts(st).items():
                 if name in ("torch_cuda", "torch_build") and raw is not None:
                     values[name] = _fact(name, raw, f"{st.get('path')} (not imported)", "")
-        stf = static.get("tensorflow")
+        stf = fw.static.get("tensorflow")
         if isinstance(stf, dict) and isinstance(stf.get("build_info"), dict) and stf["build_info"]:
             for name, raw in tf_facts({"build_info": stf["build_info"]}).items():
                 if name != "tensorflow" and raw is not None:
                     values[name] = _fact(name, raw, f"{stf.get('path')} (not imported)", "")
-        children = fw.get("children") or {}
-        t = children.get("torch") if isinstance(children.get("torch"), dict) else None
-        if t and t.get("status") == "ok" and t.get("result"):
-            for name, raw in torch_facts(t["result"]).items():
+        t = fw.children.get("torch")
+        if t is not None and t.status == "ok" and t.result is not None and t.result.to_json():
+            for name, raw in torch_facts(t.result.to_json()).items():
                 if raw is not None:
                     values[name] = _fact(name, raw, _TORCH_SOURCES[name], "")
                 elif name != "torch":
                     values.pop(name, None)
-        tf = children.get("tensorflow") if isinstance(children.get("tensorflow"), dict) else None
-        if tf and tf.get("status") == "ok" and tf.get("result"):
-            for name, raw in tf_facts(tf["result"]).items():
+        tf = fw.children.get("tensorflow")
+        if tf is not None and tf.status == "ok" and tf.result is not None and tf.result.to_json():
+            for name, raw in tf_facts(tf.result.to_json()).items():
                 if raw is not None:
                     values[name] = _fact(name, raw, _TF_SOURCES[name], "")
-    gpus, gsrc = _gpus(gpus_raw, gpu_source, nv, smi, drv, why_no_driver)
-    return Facts(values=values, gpus=gpus, gpus_source=gsrc, probes=probes)
+    gpus, gsrc = _gpus(gpus_raw, gpu_source, ps, why_no_driver)
+    return Facts(values=values, gpus=gpus, gpus_source=gsrc, probes=ps)
 
 
 _TORCH_SOURCES = {
@@ -299,8 +303,11 @@ _TF_SOURCES = {
 }
 
 
-def _why_no_driver(nv: Mapping[str, Any], smi: Mapping[str, Any], drv: Mapping[str, Any]) -> str:
-    kind = nv.get("kind")
+def _why_no_driver(ps: ProbeSet) -> str:
+    from compat.probes.model import DriverState, ProbeFailed
+
+    nv = ps.nvml
+    kind = nv.cause if isinstance(nv, ProbeFailed) else None
     if kind == "library-not-found":
         base = "no NVIDIA driver (libnvidia-ml.so.1 not found)"
     elif kind == "driver-not-loaded":
@@ -309,11 +316,11 @@ def _why_no_driver(nv: Mapping[str, Any], smi: Mapping[str, Any], drv: Mapping[s
         base = "driver/library version mismatch (the driver was upgraded without a reboot)"
     elif kind == "hang":
         base = "NVML hung"
-    elif nv.get("message"):
-        base = f"NVML: {nv.get('message')}"
+    elif isinstance(nv, ProbeFailed) and nv.reason:
+        base = f"NVML: {nv.reason}"
     else:
         base = "NVIDIA driver not found"
-    if drv.get("tegra"):
+    if isinstance(ps.driver, DriverState) and ps.driver.tegra:
         base += "; Jetson (L4T) prints no desktop driver version"
     return base
 
@@ -321,11 +328,11 @@ def _why_no_driver(nv: Mapping[str, Any], smi: Mapping[str, Any], drv: Mapping[s
 def _gpus(
     gpus_raw: Any,
     source: str | None,
-    nv: Mapping[str, Any],
-    smi: Mapping[str, Any],
-    drv: Mapping[str, Any],
+    ps: ProbeSet,
     why: str,
 ) -> tuple[tuple[Gpu, ...] | None, str]:
+    from compat.probes.model import DriverState, NvidiaSmi, ProbeFailed
+
     if gpus_raw is not None and source:
         out = []
         for i, g in enumerate(gpus_raw):
@@ -346,18 +353,19 @@ def _gpus(
                 )
             )
         return tuple(out), source
-    kind = nv.get("kind")
+    kind = ps.nvml.cause if isinstance(ps.nvml, ProbeFailed) else None
+    smi = ps.nvidia_smi or NvidiaSmi()
     # Known to have no usable GPU: no driver library at all, or the module is not loaded, and nvidia-smi agrees.
     if kind in ("library-not-found", "driver-not-loaded", "version-mismatch", "binding-missing") and (
-        smi.get("kind") in ("missing", "no-driver", "no-devices", "version-mismatch", "skipped", None)
+        smi.kind in ("missing", "no-driver", "no-devices", "version-mismatch", "skipped", None)
     ):
-        pci = drv.get("pci_gpus") or []
+        pci = ps.driver.pci_gpus if isinstance(ps.driver, DriverState) else ()
         if pci:
             return (), f"{len(pci)} NVIDIA GPU(s) on the PCI bus but {why}"
         return (), why
-    if smi.get("kind") == "no-devices":
+    if smi.kind == "no-devices":
         return (), "nvidia-smi: No devices were found"
-    return None, f"unknown: {why}" + (f"; nvidia-smi: {smi.get('message')}" if smi.get("message") else "")
+    return None, f"unknown: {why}" + (f"; nvidia-smi: {smi.message}" if smi.message else "")
 
 
 __all__ = ["DEFAULT_TIMEOUT", "assemble_probes", "facts_from_probes", "gather_facts"]

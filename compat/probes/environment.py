@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from compat.probes._util import HostFS, read
@@ -46,7 +47,20 @@ def relevant_vars(environ: Mapping[str, str]) -> dict[str, str]:
     return {k: environ[k] for k in sorted(environ) if k in VARS or k.startswith(PREFIXES)}
 
 
-def visible_devices(value: str | None, count: int | None, uuids: list[str] | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Visibility:
+    """What CUDA_VISIBLE_DEVICES leaves visible."""
+
+    set: bool
+    """Whether the variable is set at all."""
+    visible: tuple[str, ...] | None
+    """The entries CUDA keeps, in order (None when unset: every GPU)."""
+    hides_all: bool
+    invalid: str | None
+    """The first entry that is not a GPU index or UUID: CUDA ignores it and everything after it."""
+
+
+def visible_devices(value: str | None, count: int | None, uuids: list[str] | None = None) -> Visibility:
     """What CUDA_VISIBLE_DEVICES leaves visible of `count` GPUs.
 
     CUDA reads the comma-separated list left to right and stops at the first entry that is not a valid
@@ -54,7 +68,7 @@ def visible_devices(value: str | None, count: int | None, uuids: list[str] | Non
     https://docs.nvidia.com/cuda/cuda-c-programming-guide/#cuda-environment-variables
     """
     if value is None:
-        return {"set": False, "visible": None, "hides_all": False, "invalid": None}
+        return Visibility(False, None, False, None)
     visible: list[str] = []
     invalid = None
     for e in (x.strip() for x in value.split(",")):
@@ -73,7 +87,7 @@ def visible_devices(value: str | None, count: int | None, uuids: list[str] | Non
             break
         if e not in visible:
             visible.append(e)
-    return {"set": True, "visible": visible, "hides_all": not visible, "invalid": invalid}
+    return Visibility(True, tuple(visible), not visible, invalid)
 
 
 def detect_container(fs: HostFS, environ: Mapping[str, str]) -> dict[str, Any]:

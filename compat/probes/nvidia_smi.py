@@ -112,7 +112,7 @@ def parse_csv(text: str, fields: tuple[str, ...] = FIELDS) -> list[dict[str, Any
 
 
 def to_gpus(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """CSV rows (MiB, W, °C) -> the same shape nvml.parse() gives (bytes, W)."""
+    """CSV rows (MiB, W, °C) -> the same shape nvml_parse.parse() gives (bytes, W)."""
     out = []
     mib = 1024 * 1024
     for r in rows:

@@ -9,7 +9,7 @@ import pytest
 
 from compat.facts import Facts
 from compat.findings import Finding, Report
-from compat.probes import assemble_probes, facts_from_probes, health, nvidia_smi, nvml
+from compat.probes import assemble_probes, facts_from_probes, health, nvidia_smi, nvml, nvml_parse
 from compat.probes.checks import doctor_checks
 from compat.resolver import resolve
 from tests.doctor.fakes import FakeNvml, FakeNVMLError, data
@@ -88,7 +88,7 @@ def healthy_box() -> dict[str, Any]:
 
 
 def with_gpus(res: dict[str, Any], fake: FakeNvml) -> dict[str, Any]:
-    parsed = nvml.parse(nvml.acquire(fake))
+    parsed = nvml_parse.parse(nvml.acquire(fake))
     res["gpu"] = {
         "nvml_raw_status": "ok",
         "nvml": parsed,
@@ -721,8 +721,10 @@ def test_malformed_probe_data_is_a_skip_not_a_crash(doctor_matrix: Any) -> None:
     }
     r = resolve(Facts(probes=probes), doctor_matrix, extra_checks=doctor_checks)
     skips = {s.id: s.reason for s in r.skipped}
-    assert skips["probe.failed.kernel_log"].startswith("unexpected probe data: TypeError")
-    assert skips["probe.failed.resources"].startswith("unexpected probe data: AttributeError")
+    # The typed model ignores the malformed values (the checks run on the rest) and says which it ignored.
+    assert skips["probe.failed.health"] == "unexpected probe data: health.xid ignored"
+    assert skips["probe.failed.resources"] == "unexpected probe data: resources.shm ignored"
+    assert skips["host.shm"] == "/dev/shm: unknown size"
 
 
 def test_cpu_container_on_a_gpu_host(doctor_matrix: Any) -> None:

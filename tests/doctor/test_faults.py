@@ -10,7 +10,7 @@ from typing import Callable
 
 import pytest
 
-from compat.probes import driver, frameworks, health, nvidia_smi, nvml, resources
+from compat.probes import driver, frameworks, health, nvidia_smi, nvml, nvml_parse, resources
 from compat.probes._util import HostFS, run_bounded, run_command
 from tests.doctor.fakes import (
     GPU_IS_LOST,
@@ -141,7 +141,7 @@ def test_nvidia_smi_missing(tmp_path: Path) -> None:
 def test_nvml_library_not_found_real_error_class() -> None:
     pynvml = pytest.importorskip("pynvml")
     res = nvml.probe(FakeNvml(init_error=pynvml.NVMLError_LibraryNotFound()), 5)
-    p = nvml.parse(res)
+    p = nvml_parse.parse(res)
     assert (p["ok"], p["kind"]) == (False, "library-not-found")
     assert "Not Found" in p["message"]
 
@@ -150,14 +150,14 @@ def test_real_pynvml_on_a_machine_without_driver() -> None:
     pytest.importorskip("pynvml")
     if Path("/proc/driver/nvidia/version").exists():
         pytest.skip("this machine has an NVIDIA driver")
-    p = nvml.parse(nvml.probe(None, 5))
+    p = nvml_parse.parse(nvml.probe(None, 5))
     assert p["ok"] is False and p["kind"] in ("library-not-found", "driver-not-loaded")
 
 
 def test_nvml_version_mismatch_and_permission() -> None:
-    p = nvml.parse(nvml.probe(FakeNvml(init_error=FakeNVMLError(LIB_RM_VERSION_MISMATCH)), 5))
+    p = nvml_parse.parse(nvml.probe(FakeNvml(init_error=FakeNVMLError(LIB_RM_VERSION_MISMATCH)), 5))
     assert p["kind"] == "version-mismatch"
-    p = nvml.parse(nvml.probe(FakeNvml(init_error=FakeNVMLError(NO_PERMISSION)), 5))
+    p = nvml_parse.parse(nvml.probe(FakeNvml(init_error=FakeNVMLError(NO_PERMISSION)), 5))
     assert p["kind"] == "no-permission"
 
 
@@ -168,20 +168,20 @@ def test_nvml_hang_is_bounded() -> None:
     res = nvml.probe(fake, 0.5)
     release.set()
     assert time.monotonic() - t0 < 3
-    assert res["status"] == "timeout" and nvml.parse(res)["kind"] == "hang"
+    assert res["status"] == "timeout" and nvml_parse.parse(res)["kind"] == "hang"
 
 
 def test_nvml_lost_gpu_and_denied_fields_are_recorded() -> None:
     fake = FakeNvml.recorded(
         "rtx4070-550.40.07.json", device_error={"temperature": NO_PERMISSION, "power_usage": GPU_IS_LOST}
     )
-    p = nvml.parse(nvml.acquire(fake))
+    p = nvml_parse.parse(nvml.acquire(fake))
     d = p["gpus"][0]["details"]
     assert d["health"]["temperature"] is None
     assert d["nvml_errors"] == {"power_usage": "GPU is lost", "temperature": "Insufficient Permissions"}
     assert fake.shutdowns == 1
     fake = FakeNvml.recorded("rtx4070-550.40.07.json", device_error={"handle": GPU_IS_LOST})
-    p = nvml.parse(nvml.acquire(fake))
+    p = nvml_parse.parse(nvml.acquire(fake))
     assert p["ok"] and p["gpus"][0]["name"] is None
 
 

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import pytest
 
 from compat import cache
-from compat.probes import frameworks, gather_facts, health, nvidia_smi, nvml, toolkits
+from compat.probes import frameworks, gather_facts, health, nvidia_smi, nvml, nvml_parse, toolkits
 from compat.probes._util import MAX_OUTPUT, HostFS
 from compat.probes.checks import doctor_checks
 from compat.resolver import resolve
@@ -213,7 +213,7 @@ def test_nvml_values_of_the_wrong_shape_stay_in_their_field() -> None:
         def nvmlDeviceGetRemappedRows(self, h: int) -> tuple[int, int, int, int]:
             return ()  # type: ignore[return-value]
 
-    p = nvml.parse(nvml.acquire(Odd.recorded("h100-580.159.04.json")))
+    p = nvml_parse.parse(nvml.acquire(Odd.recorded("h100-580.159.04.json")))
     assert p["ok"] is True
     assert p["gpus"][0]["details"]["health"]["remapped_rows"] is None
     assert p["gpus"][0]["name"] == "NVIDIA H100 80GB HBM3"

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from compat.probes import cudnn, driver, environment, health, nvidia_smi, nvml, resources, toolkits
+from compat.probes import (
+    cudnn,
+    driver,
+    environment,
+    health,
+    nvidia_smi,
+    nvml,
+    nvml_parse,
+    resources,
+    toolkits,
+)
 from compat.probes.frameworks import decode_cudnn, pin_conflicts, tf_facts, torch_facts
 from tests.doctor.fakes import FakeNvml, data
 
@@ -372,7 +382,7 @@ def test_cgroup_files_recorded() -> None:
 
 def test_nvml_recorded_h100() -> None:
     raw = nvml.acquire(FakeNvml.recorded("h100-580.159.04.json"))
-    p = nvml.parse(raw)
+    p = nvml_parse.parse(raw)
     assert p["ok"] and p["driver"] == "580.159.04" and p["driver_cuda"] == "13.0"
     g = p["gpus"][0]
     assert (g["name"], g["cc"]) == ("NVIDIA H100 80GB HBM3", "9.0")
@@ -382,16 +392,16 @@ def test_nvml_recorded_h100() -> None:
 
 
 def test_nvml_recorded_several_generations() -> None:
-    p = nvml.parse(nvml.acquire(FakeNvml.recorded("quadro-rtx8000-x10-470.63.01.json")))
+    p = nvml_parse.parse(nvml.acquire(FakeNvml.recorded("quadro-rtx8000-x10-470.63.01.json")))
     assert p["driver_cuda"] == "11.4" and len(p["gpus"]) == 10
     assert {g["details"]["persistence_mode"] for g in p["gpus"]} == {True}
     assert p["gpus"][1]["details"]["health"]["power_usage_w"] == 13.0
-    p = nvml.parse(nvml.acquire(FakeNvml.recorded("rtx4070-550.40.07.json")))
+    p = nvml_parse.parse(nvml.acquire(FakeNvml.recorded("rtx4070-550.40.07.json")))
     assert (
         p["driver_cuda"] == "12.4" and p["gpus"][0]["cc"] is None
     )  # NVML's cc not recorded: the matrix names it
     assert p["gpus"][0]["details"]["memory_used"] == 430 * 1024 * 1024
-    p = nvml.parse(nvml.acquire(FakeNvml.recorded("v100-535.171.04.json")))
+    p = nvml_parse.parse(nvml.acquire(FakeNvml.recorded("v100-535.171.04.json")))
     assert (p["driver_cuda"], p["gpus"][0]["cc"], p["gpus"][0]["details"]["memory_total"]) == (
         "12.2",
         "7.0",
@@ -400,12 +410,16 @@ def test_nvml_recorded_several_generations() -> None:
 
 
 def test_nvml_value_decoders() -> None:
-    assert nvml.cuda_version_from_int(12020) == "12.2"
-    assert nvml.cuda_version_from_int(13000) == "13.0"
-    assert nvml.cuda_version_from_int(11080) == "11.8"
-    assert nvml.cuda_version_from_int(0) is None
-    assert nvml.throttle_reasons(0x1 | 0x4 | 0x40) == ["gpu_idle", "sw_power_cap", "hw_thermal_slowdown"]
-    assert nvml.throttle_reasons(None) == []
+    assert nvml_parse.cuda_version_from_int(12020) == "12.2"
+    assert nvml_parse.cuda_version_from_int(13000) == "13.0"
+    assert nvml_parse.cuda_version_from_int(11080) == "11.8"
+    assert nvml_parse.cuda_version_from_int(0) is None
+    assert nvml_parse.throttle_reasons(0x1 | 0x4 | 0x40) == [
+        "gpu_idle",
+        "sw_power_cap",
+        "hw_thermal_slowdown",
+    ]
+    assert nvml_parse.throttle_reasons(None) == []
 
 
 # ------------------------------------------------------------------ frameworks, environment
@@ -507,4 +521,8 @@ def test_cuda_visible_devices(
     value: str | None, count: int, visible: list[str] | None, hides_all: bool, invalid: str | None
 ) -> None:
     got = environment.visible_devices(value, count, ["GPU-5a1b2c3d-0000"])
-    assert (got["visible"], got["hides_all"], got["invalid"]) == (visible, hides_all, invalid)
+    assert (got.visible, got.hides_all, got.invalid) == (
+        tuple(visible) if visible is not None else None,
+        hides_all,
+        invalid,
+    )
