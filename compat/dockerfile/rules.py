@@ -91,7 +91,7 @@ def xformers_for(torch: Version) -> list[str]:
 # against: flash_attn-2.5.8+cu122torch2.3cxx11abiFALSE-cp310-cp310-linux_x86_64.whl. The extension links
 # against that torch minor's C++ API; under another torch it fails to import ("undefined symbol").
 FLASH_ATTN_WHEEL = re.compile(
-    r"flash_attn-(?P<v>\d+(?:\.\d+)*(?:\.post\d+)?)\+cu(?P<cu>\d+)torch(?P<torch>\d+\.\d+)cxx11abi(?P<abi>TRUE|FALSE)-"
+    r"flash_attn-(?P<v>\d+(?:\.\d+)*(?:\.post\d+)?)(?:\+|%2B)cu(?P<cu>\d+)torch(?P<torch>\d+\.\d+)cxx11abi(?P<abi>TRUE|FALSE)-"
 )
 # The platform tag after the Python tags ("cp310-cp310-linux_x86_64"): the C++ ABI flag means something only
 # for Linux wheels (libstdc++); Windows builds of the same name scheme are not judged on it.

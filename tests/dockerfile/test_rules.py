@@ -474,6 +474,20 @@ def test_flash_attn_abi_windows_wheel_is_not_judged(write_df: Callable[..., Path
     assert len([f for f in lin.findings if "cxx11abi" in f.title]) == 1
 
 
+def test_flash_attn_percent_encoded_wheel_url_is_read(write_df: Callable[..., Path], dmatrix: Any) -> None:
+    # release asset URLs as GitHub links them: "+" written %2B
+    url = FA27.format("cu12torch2.4cxx11abiTRUE", "linux_x86_64").replace("+", "%2B")
+    rep = _check(
+        write_df,
+        dmatrix,
+        "FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04\n"
+        "RUN pip install torch==2.4.1 --index-url https://download.pytorch.org/whl/cu121\n"
+        f"RUN pip install {url}\n",
+    )
+    got = [f for f in rep.findings if "cxx11abi" in f.title]
+    assert len(got) == 1 and got[0].line == 3 and "cxx11abiFALSE" in got[0].fixes[0].text
+
+
 def test_cxx11_abi_table_rows(dmatrix: Any) -> None:
     from packaging.version import Version
 
