@@ -199,6 +199,8 @@ class Event:
     same_command_torch: bool = False
     no_deps: bool = False
     branch: str | None = None
+    platform: str | None = None
+    """flash-attn-wheel: the wheel's platform tag ("linux_x86_64", "win_amd64"); None when not read."""
 
 
 @dataclass

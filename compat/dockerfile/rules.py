@@ -91,8 +91,11 @@ def xformers_for(torch: Version) -> list[str]:
 # against: flash_attn-2.5.8+cu122torch2.3cxx11abiFALSE-cp310-cp310-linux_x86_64.whl. The extension links
 # against that torch minor's C++ API; under another torch it fails to import ("undefined symbol").
 FLASH_ATTN_WHEEL = re.compile(
-    r"flash_attn-(?P<v>\d+(?:\.\d+)*(?:\.post\d+)?)\+cu(?P<cu>\d+)torch(?P<torch>\d+\.\d+)cxx11abi(?P<abi>TRUE|FALSE)-"
+    r"flash_attn-(?P<v>\d+(?:\.\d+)*(?:\.post\d+)?)(?:\+|%2B)cu(?P<cu>\d+)torch(?P<torch>\d+\.\d+)cxx11abi(?P<abi>TRUE|FALSE)-"
 )
+# The platform tag after the Python tags ("cp310-cp310-linux_x86_64"): the C++ ABI flag means something only
+# for Linux wheels (libstdc++); Windows builds of the same name scheme are not judged on it.
+FLASH_ATTN_PLATFORM = re.compile(r"[\w.]+-[\w.]+-(\w+?)(?:\.whl|$)")
 
 
 def companion_for(torch: Version, package: str) -> tuple[int, int] | None:
@@ -218,6 +221,7 @@ def record(st: Stage, cmd: Command, line: int) -> None:
     for req in dict.fromkeys(reqs):  # 1 MB of one requirement: searched once
         fa = FLASH_ATTN_WHEEL.search(req)
         if fa is not None:
+            plat = FLASH_ATTN_PLATFORM.match(req, fa.end())
             st.events.append(
                 Event(
                     "flash-attn-wheel",
@@ -228,6 +232,7 @@ def record(st: Stage, cmd: Command, line: int) -> None:
                     with_torch,
                     no_deps,
                     branch=cmd.branch,
+                    platform=plat.group(1) if plat else None,
                 )
             )
     for name, version, _ in names:
@@ -280,7 +285,7 @@ def check_rules(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding | Skip]
         if ev.kind == "companion":
             yield from _companion(st, ev, newest)
         elif ev.kind == "flash-attn-wheel":
-            yield from _flash_attn_wheel(st, ev)
+            yield from _flash_attn_wheel(st, ev, m)
         elif ev.kind == "get-pip-url":
             url_event = ev
         elif ev.kind == "get-pip-run" and url_event is not None and url_event.version is None and ev.version:
@@ -422,7 +427,29 @@ def _xformers_pin(st: Stage, ev: Event, torch: Version) -> Iterator[Finding]:
     )
 
 
-def _flash_attn_wheel(st: Stage, ev: Event) -> Iterator[Finding]:
+def torch_abi(st: Stage, raw: str | None, m: Matrix) -> bool | None:
+    """The C++ ABI (True: _GLIBCXX_USE_CXX11_ABI=1) of the stage's torch `raw`, from pytorch.yaml's cxx11_abi
+    table; None where unknown: a torch from the base image (pytorch/pytorch, NGC), a conda install, a nightly,
+    a release or variant the table does not cover."""
+    t = st.torch
+    if raw is None or t is None or t.raw != raw or t.from_base or t.install is None:
+        return None
+    if t.install.tool not in ("pip", "uv") or t.install.channel is not None:
+        return None
+    try:
+        v = Version(raw)
+    except InvalidVersion:
+        return None
+    tag = v.local
+    if tag is None:
+        rel = m.torch_release(v)
+        tag = rel.pypi_default if rel is not None else None
+    if not tag:
+        return None
+    return m.torch_cxx11_abi(v, tag)
+
+
+def _flash_attn_wheel(st: Stage, ev: Event, matrix: Matrix) -> Iterator[Finding]:
     torch = _public(ev.torch)
     m = FLASH_ATTN_WHEEL.search(ev.what + "-")
     if torch is None or m is None or len(torch.release) < 2:
@@ -461,6 +488,29 @@ def _flash_attn_wheel(st: Stage, ev: Event) -> Iterator[Finding]:
                 ),
             ),
             {"torch": str(torch), "torch_cuda": tcuda, "flash_attn_wheel": ev.what, "stage": st.label},
+            group="dockerfile",
+            line=ev.line,
+        )
+    wheel_abi = m.group("abi") == "TRUE"
+    abi = torch_abi(st, ev.torch, matrix) if ev.platform is None or ev.platform.startswith("linux") else None
+    if abi is not None and abi != wheel_abi:
+        want = "TRUE" if abi else "FALSE"
+        right = ev.what.replace(f"cxx11abi{m.group('abi')}", f"cxx11abi{want}")
+        yield Finding(
+            COMPANION,
+            "error",
+            f"flash-attn wheel built for cxx11abi{m.group('abi')}, torch {torch} uses cxx11abi{want}",
+            f"Line {ev.line} installs {ev.what}{_in(ev)}, compiled with _GLIBCXX_USE_CXX11_ABI="
+            f"{int(wheel_abi)} (cxx11abi{m.group('abi')} in its file name); the stage's torch {ev.torch} wheel is "
+            f"built with _GLIBCXX_USE_CXX11_ABI={int(abi)} (torch.compiled_with_cxx11_abi() is {abi}), so its "
+            "CUDA extension fails to import ('undefined symbol' from flash_attn_2_cuda).",
+            (Fix(f"Install the flash-attn wheel whose name says cxx11abi{want}: {right}"),),
+            {
+                "torch": str(torch),
+                "torch_cxx11_abi": str(abi).lower(),
+                "flash_attn_wheel": ev.what,
+                "stage": st.label,
+            },
             group="dockerfile",
             line=ev.line,
         )

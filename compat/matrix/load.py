@@ -15,7 +15,13 @@ from compat.inputs import read_bytes
 from compat.matrix import diskcache
 from compat.matrix._checks import _Problems, _updated
 from compat.matrix.model import LazyDocs, Matrix
-from compat.matrix.parse_frameworks import _cross_checks, _parse_known, _parse_tf, _parse_torch
+from compat.matrix.parse_frameworks import (
+    _cross_checks,
+    _parse_known,
+    _parse_tf,
+    _parse_torch,
+    _parse_torch_abi,
+)
 from compat.matrix.parse_nvidia import _parse_cuda, _parse_cudnn, _parse_gpus
 from compat.matrix.rows import CORE_FILES, ENV_MATRIX_DIR
 from compat.matrix.yamlio import _yaml_load
@@ -141,10 +147,23 @@ def load_matrix(
     gpus, index = _parse_gpus(docs["gpus.yaml"], p) if "gpus.yaml" in docs else ([], {})
     cudnn = _parse_cudnn(docs["cudnn.yaml"], p) if "cudnn.yaml" in docs else []
     torch = _parse_torch(docs["pytorch.yaml"], p) if "pytorch.yaml" in docs else []
+    abi = _parse_torch_abi(docs["pytorch.yaml"], p) if "pytorch.yaml" in docs else []
     tf = _parse_tf(docs["tensorflow.yaml"], p) if "tensorflow.yaml" in docs else []
     known = _parse_known(docs["known_issues.yaml"], p) if "known_issues.yaml" in docs else []
     m = Matrix(
-        d, updated, cuda, minor, ccs, gpus, cudnn, torch, tf, known, raw=LazyDocs(d, docs), _gpu_index=index
+        d,
+        updated,
+        cuda,
+        minor,
+        ccs,
+        gpus,
+        cudnn,
+        torch,
+        tf,
+        known,
+        raw=LazyDocs(d, docs),
+        _gpu_index=index,
+        torch_abi=abi,
     )
     _cross_checks(m, p)
     if validate_extras:

@@ -20,6 +20,7 @@ from compat.matrix.rows import (
     KnownIssue,
     MinorCompat,
     TfRelease,
+    TorchAbi,
     TorchRelease,
 )
 from compat.matrix.yamlio import _yaml_load
@@ -100,6 +101,8 @@ class Matrix:
     raw: dict[str, Any] = field(default_factory=dict)
     """Every YAML document by file name, for subjects parsed elsewhere (signatures, images)."""
     _gpu_index: dict[str, GpuRow] = field(default_factory=dict)
+    torch_abi: list[TorchAbi] = field(default_factory=list)
+    """pytorch.yaml's `cxx11_abi` table, in file order (first match wins)."""
 
     # -- dates
     @property
@@ -224,6 +227,17 @@ class Matrix:
         return max((r.version for r in self.cudnn), default=None)
 
     # -- frameworks
+    def torch_cxx11_abi(self, v: Version, tag: str) -> bool | None:
+        """Whether the Linux x86_64 pip wheel of torch `v`, variant `tag` ("cu124", "cpu"), was built with the
+        C++11 ABI (torch.compiled_with_cxx11_abi()); None where the table does not say."""
+        if not (tag.startswith("cu") or tag.startswith("cpu")):
+            return None  # ROCm / XPU builds: the table covers CUDA and CPU variants only
+        public = Version(v.public)
+        for row in self.torch_abi:
+            if public in row.torch and (row.variants is None or tag in row.variants):
+                return row.cxx11
+        return None
+
     def torch_release(self, v: Version) -> TorchRelease | None:
         """The release row of `v` (a local label such as +cu124 names a variant, not a release)."""
         return _by_public_version(self.torch, v)

@@ -10,7 +10,7 @@ from packaging.version import Version
 
 from compat.matrix._checks import _Problems, _rows, _source, _str_field, _take_na, _try, _where
 from compat.matrix.model import Matrix
-from compat.matrix.rows import KNOWN_ISSUE_FLAGS, KnownIssue, TfRelease, TorchRelease, TorchVariant
+from compat.matrix.rows import KNOWN_ISSUE_FLAGS, KnownIssue, TfRelease, TorchAbi, TorchRelease, TorchVariant
 from compat.versions import Arch, major_minor, parse_arch, parse_dotted, parse_python, parse_version
 
 
@@ -117,6 +117,40 @@ def _parse_torch(doc: Any, p: _Problems) -> list[TorchRelease]:
                 )
             )
     out.sort(key=lambda r: r.version)
+    return out
+
+
+def _parse_torch_abi(doc: Any, p: _Problems) -> list[TorchAbi]:
+    """pytorch.yaml's optional `cxx11_abi` table (rows: torch specifier, optional variants, cxx11, source)."""
+    f = "pytorch.yaml"
+    if not isinstance(doc, dict) or doc.get("cxx11_abi") is None:
+        return []
+    out: list[TorchAbi] = []
+    for i, row in enumerate(_rows(doc, f, "cxx11_abi", p)):
+        w = _where(f, "cxx11_abi", i, row, key="torch")
+        if not isinstance(row, dict):
+            p.add(w, "row must be a mapping")
+            continue
+        raw = _str_field(row, "torch", w, p)
+        spec: SpecifierSet | None = None
+        if raw is not None:
+            try:
+                spec = SpecifierSet(raw)
+            except InvalidSpecifier:
+                p.add(w, f"'torch' {raw!r} is not a version specifier")
+        variants = row.get("variants")
+        if variants is not None and (
+            not isinstance(variants, list) or not variants or not all(isinstance(t, str) for t in variants)
+        ):
+            p.add(w, "'variants' must be a non-empty list of variant tags")
+            variants = None
+            spec = None
+        cxx11 = row.get("cxx11")
+        if not isinstance(cxx11, bool):
+            p.add(w, "'cxx11' must be true or false")
+        src = _source(row, w, p)
+        if spec is not None and isinstance(cxx11, bool):
+            out.append(TorchAbi(spec, tuple(variants) if variants is not None else None, cxx11, src))
     return out
 
 

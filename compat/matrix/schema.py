@@ -167,6 +167,20 @@ def schemas() -> dict[str, dict[str, Any]]:
         },
     )
     torch["properties"]["pypi_default_windows"] = {"type": "string"}
+    torch["properties"]["cxx11_abi"] = {
+        "type": "array",
+        "items": _row(
+            ["torch", "cxx11"],
+            {
+                "torch": {"type": "string", "description": "PEP 440 specifier of the torch releases"},
+                "variants": {"type": "array", "minItems": 1, "items": {"type": "string"}},
+                "cxx11": {
+                    "type": "boolean",
+                    "description": "_GLIBCXX_USE_CXX11_ABI of the Linux x86_64 wheels",
+                },
+            },
+        ),
+    }
     tf = _doc(
         "tensorflow.yaml",
         "compat matrix: TensorFlow releases",

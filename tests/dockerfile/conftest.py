@@ -14,13 +14,19 @@ DATA = ROOT / "tests" / "data" / "dockerfile"
 
 @pytest.fixture(scope="session")
 def dmatrix(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    """The shipped matrix files with tests/data/dockerfile/pytorch-fixture.yaml as pytorch.yaml."""
+    """The shipped matrix files with tests/data/dockerfile/pytorch-fixture.yaml as pytorch.yaml (its releases,
+    the shipped file's `cxx11_abi` table)."""
+    import yaml
+
     from compat.matrix import load_matrix
 
     d = tmp_path_factory.mktemp("matrix")
     for f in (ROOT / "matrix").glob("*.yaml"):
         shutil.copy(f, d / f.name)
-    shutil.copy(DATA / "pytorch-fixture.yaml", d / "pytorch.yaml")
+    fixture = yaml.safe_load((DATA / "pytorch-fixture.yaml").read_text(encoding="utf-8"))
+    shipped = yaml.safe_load((ROOT / "matrix" / "pytorch.yaml").read_text(encoding="utf-8"))
+    fixture["cxx11_abi"] = shipped["cxx11_abi"]
+    (d / "pytorch.yaml").write_text(yaml.safe_dump(fixture, sort_keys=False), encoding="utf-8")
     return load_matrix(d)
 
 

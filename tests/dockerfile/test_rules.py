@@ -380,6 +380,142 @@ def test_flash_attn_wheel_against_torch(
     assert len(got) == 1 and got[0].severity == "error" and want in got[0].title and got[0].line == 3
 
 
+FA27 = "https://github.com/Dao-AILab/flash-attention/releases/download/v2.7.4.post1/flash_attn-2.7.4.post1+{}-cp310-cp310-{}.whl"
+
+
+@pytest.mark.parametrize(
+    "install,tags,want",
+    [
+        # before 2.7 the pip wheels use the pre-C++11 ABI (pytorch.yaml cxx11_abi)
+        (
+            "torch==2.4.1 --index-url https://download.pytorch.org/whl/cu121",
+            "cu12torch2.4cxx11abiFALSE",
+            None,
+        ),
+        (
+            "torch==2.4.1 --index-url https://download.pytorch.org/whl/cu121",
+            "cu12torch2.4cxx11abiTRUE",
+            "FALSE",
+        ),
+        # 2.6: the PyPI default (cu124) keeps the old ABI, the cu126 build uses the C++11 ABI
+        ("torch==2.6.0", "cu12torch2.6cxx11abiTRUE", "FALSE"),
+        ("torch==2.6.0", "cu12torch2.6cxx11abiFALSE", None),
+        (
+            "torch==2.6.0 --index-url https://download.pytorch.org/whl/cu126",
+            "cu12torch2.6cxx11abiFALSE",
+            "TRUE",
+        ),
+        ("torch==2.6.0 --index-url https://download.pytorch.org/whl/cu126", "cu12torch2.6cxx11abiTRUE", None),
+        # from 2.7 every Linux wheel uses the C++11 ABI
+        ("torch==2.9.1", "cu12torch2.9cxx11abiFALSE", "TRUE"),
+        ("torch==2.9.1", "cu12torch2.9cxx11abiTRUE", None),
+    ],
+)
+def test_flash_attn_wheel_cxx11_abi(
+    write_df: Callable[..., Path], dmatrix: Any, install: str, tags: str, want: str | None
+) -> None:
+    rep = _check(
+        write_df,
+        dmatrix,
+        "FROM nvidia/cuda:12.6.3-cudnn-devel-ubuntu22.04\n"
+        f"RUN pip install {install}\n"
+        f"RUN pip install {FA27.format(tags, 'linux_x86_64')}\n",
+    )
+    got = [f for f in rep.findings if f.id == "dockerfile.companion" and "cxx11abi" in f.title]
+    if want is None:
+        assert got == []
+        return
+    assert len(got) == 1
+    f = got[0]
+    assert f.severity == "error" and f.line == 3 and "undefined symbol" in f.message
+    assert f.title.endswith(f"uses cxx11abi{want}")
+    assert f.facts["torch_cxx11_abi"] == ("true" if want == "TRUE" else "false")
+    # the fix names the same wheel with the torch's ABI flag
+    right = (
+        FA27.format(tags, "linux_x86_64")
+        .split("/")[-1]
+        .replace("cxx11abiTRUE" if want == "FALSE" else "cxx11abiFALSE", f"cxx11abi{want}")
+    )
+    assert right.removesuffix("-cp310-cp310-linux_x86_64.whl") in f.fixes[0].text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the torch ABI is unknown: no ABI finding
+        "FROM pytorch/pytorch:2.4.1-cuda12.1-cudnn9-devel\n",  # torch from the base image
+        "FROM nvcr.io/nvidia/pytorch:24.05-py3\n",  # NGC: torch built from source
+        "FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04\nRUN conda install -y pytorch==2.4.1 pytorch-cuda=12.1 -c pytorch -c nvidia\n",
+        "FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04\nRUN pip install torch --pre --index-url https://download.pytorch.org/whl/nightly/cu121\n",
+    ],
+)
+def test_flash_attn_abi_unknown_torch_is_not_judged(
+    write_df: Callable[..., Path], dmatrix: Any, text: str
+) -> None:
+    rep = _check(
+        write_df,
+        dmatrix,
+        text + f"RUN pip install {FA27.format('cu12torch2.4cxx11abiTRUE', 'linux_x86_64')}\n",
+    )
+    assert [f for f in rep.findings if "cxx11abi" in f.title] == []
+
+
+def test_flash_attn_abi_windows_wheel_is_not_judged(write_df: Callable[..., Path], dmatrix: Any) -> None:
+    base = "FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04\nRUN pip install torch==2.4.1 --index-url https://download.pytorch.org/whl/cu121\n"
+    win = _check(
+        write_df, dmatrix, base + f"RUN pip install {FA27.format('cu12torch2.4cxx11abiTRUE', 'win_amd64')}\n"
+    )
+    assert [f for f in win.findings if "cxx11abi" in f.title] == []
+    lin = _check(
+        write_df,
+        dmatrix,
+        base + f"RUN pip install {FA27.format('cu12torch2.4cxx11abiTRUE', 'linux_x86_64')}\n",
+    )
+    assert len([f for f in lin.findings if "cxx11abi" in f.title]) == 1
+
+
+def test_flash_attn_percent_encoded_wheel_url_is_read(write_df: Callable[..., Path], dmatrix: Any) -> None:
+    # release asset URLs as GitHub links them: "+" written %2B
+    url = FA27.format("cu12torch2.4cxx11abiTRUE", "linux_x86_64").replace("+", "%2B")
+    rep = _check(
+        write_df,
+        dmatrix,
+        "FROM nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04\n"
+        "RUN pip install torch==2.4.1 --index-url https://download.pytorch.org/whl/cu121\n"
+        f"RUN pip install {url}\n",
+    )
+    got = [f for f in rep.findings if "cxx11abi" in f.title]
+    assert len(got) == 1 and got[0].line == 3 and "cxx11abiFALSE" in got[0].fixes[0].text
+
+
+def test_cxx11_abi_table_rows(dmatrix: Any) -> None:
+    from packaging.version import Version
+
+    abi = dmatrix.torch_cxx11_abi
+    assert abi(Version("2.4.1"), "cu121") is False
+    assert abi(Version("2.5.1+cu124"), "cpu-cxx11-abi") is True
+    assert abi(Version("2.6.0"), "cu124") is False and abi(Version("2.6.0"), "cu126") is True
+    assert abi(Version("2.7.0"), "cu118") is True and abi(Version("2.9.1"), "cpu") is True
+    assert abi(Version("2.6.0"), "rocm6.2.4") is None  # ROCm builds are not covered
+
+
+def test_cxx11_abi_table_is_validated(tmp_path: Path) -> None:
+    import shutil
+
+    from compat.matrix import load_matrix
+    from compat.matrix.load import MatrixError
+
+    root = Path(__file__).resolve().parents[2] / "matrix"
+    for f in root.glob("*.yaml"):
+        shutil.copy(f, tmp_path / f.name)
+    text = (tmp_path / "pytorch.yaml").read_text(encoding="utf-8")
+    bad = text.replace('  - torch: ">=2.7"\n    cxx11: true\n', '  - torch: ">=2.7"\n    cxx11: "yes"\n', 1)
+    assert bad != text
+    (tmp_path / "pytorch.yaml").write_text(bad, encoding="utf-8")
+    with pytest.raises(MatrixError, match="cxx11"):
+        load_matrix(tmp_path)
+
+
 @pytest.mark.parametrize(
     "text,line",
     [
