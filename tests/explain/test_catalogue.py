@@ -9,13 +9,13 @@ import pytest
 
 from compat.errors import MatrixError
 from compat.explain.catalogue import (
-    CATEGORIES,
     CONVERTERS,
     FACT_NAMES,
     Catalogue,
     load_catalogue,
     validate_document,
 )
+from compat.explain.categories import CATEGORIES
 from tests.explain.helpers import signatures_doc
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from compat.explain import CATEGORIES
-from compat.explain.catalogue import CATEGORIES as CAT_CATEGORIES
+from compat.explain.catalogue import CATEGORIES as CAT_CATEGORIES  # type: ignore[attr-defined]
 from tests.explain.helpers import cases
 
 CASES = cases()
