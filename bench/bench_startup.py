@@ -50,7 +50,9 @@ def commands(n: int) -> list[Cmd]:
         Cmd("import compat", [py, "-c", "import compat"], (0,)),
         Cmd("compat --help", [py, "-m", "compat", "--help"], (0,)),
         Cmd("compat check", [py, "-m", "compat", "check", *CHECK_ARGS], (0, 1)),
-        Cmd("compat doctor --no-smoke (warm)", [py, "-m", "compat", "doctor", "--no-smoke", "--json"], (0, 1)),
+        Cmd(
+            "compat doctor --no-smoke (warm)", [py, "-m", "compat", "doctor", "--no-smoke", "--json"], (0, 1)
+        ),
     ]
     if importlib.util.find_spec("torch") is not None:
         out.append(
@@ -115,7 +117,9 @@ def verdicts(res: dict[str, dict[str, Any]]) -> list[tuple[str, bool, str]]:
     helps = res["compat --help"]["median_ms"] - floor
     out.append(("compat --help within +80 ms of python -c pass", helps <= 80, f"+{helps:.0f} ms"))
     if "torch.utils.collect_env" in res:
-        ratio = res["torch.utils.collect_env"]["median_ms"] / res["compat doctor --no-smoke (warm)"]["median_ms"]
+        ratio = (
+            res["torch.utils.collect_env"]["median_ms"] / res["compat doctor --no-smoke (warm)"]["median_ms"]
+        )
         out.append(("doctor --no-smoke (warm) >= 10x faster than collect_env", ratio >= 10, f"{ratio:.1f}x"))
     return out
 
