@@ -45,6 +45,32 @@ def _smoke(
     return list(smoke_findings(result)), result.to_json(), None
 
 
+def _start_probes(python: Optional[str], timeout: float, cache: bool) -> Any:
+    """Start gather_facts in a thread; the returned function waits for its Facts (or re-raises its error)."""
+    import threading
+
+    from compat.probes import gather_facts
+
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["facts"] = gather_facts(python, timeout=timeout, cache=cache)
+        except BaseException as exc:  # handed to the main thread, which reports it as before
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, name="compat-doctor-probes", daemon=True)
+    worker.start()
+
+    def wait() -> Any:
+        worker.join()
+        if "error" in box:
+            raise box["error"]
+        return box["facts"]
+
+    return wait
+
+
 def register(app: typer.Typer) -> None:
     @app.command("doctor")
     def doctor(
@@ -82,17 +108,19 @@ def register(app: typer.Typer) -> None:
         """Probe this machine: driver, GPUs and their health, CUDA, cuDNN, frameworks, resources; every problem with its fix."""
         check_fail_on(fail_on)
         _validate(python, timeout, save_snapshot)
-        m = load(matrix)
-        from compat.probes import gather_facts
-        from compat.probes.checks import doctor_checks
-        from compat.resolver import resolve
-
         if not json_out and sys.stderr.isatty():
             sys.stderr.write("compat doctor: probing this machine...\n")
         import time
 
         started = time.monotonic()
-        facts = gather_facts(python, timeout=timeout, cache=not no_cache)
+        probing = _start_probes(python, timeout, not no_cache)
+        # While the probes wait on their children, this thread loads the matrix and the checks. A bad --matrix
+        # still fails at once: the probes' children go with the process (compat._proc kills them at exit).
+        m = load(matrix)
+        from compat.probes.checks import doctor_checks
+        from compat.resolver import resolve
+
+        facts = probing()
         if save_snapshot is not None:
             from compat.facts import save_snapshot as _save
 
