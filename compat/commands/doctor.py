@@ -45,6 +45,75 @@ def _smoke(
     return list(smoke_findings(result)), result.to_json(), None
 
 
+SmokeFirst = tuple[list[Any], Optional[dict[str, Any]], bool, Optional[str]]
+
+
+def _smoke_importing_once(timeout: float, started: float) -> SmokeFirst:
+    """The smoke job, run before the probes, whose child also answers the framework probe for the framework it
+    imports (kept in the import cache, where the probe finds it): each framework is imported once, not by the
+    probe's child and again by the smoke's. (findings, result document, the framework import finished, why the
+    smoke job did not run).
+
+    The child is stopped once its import has taken as long as the probe's own import may take, so a hanging
+    import costs what it cost before; the probe then re-checks that import and decides as before."""
+    import json
+    import tempfile
+
+    from compat import _proc
+    from compat.probes import FRAMEWORK_TIMEOUT_CAP
+    from compat.probes import frameworks as fwmod
+    from compat.smoke import SmokeOptions, run_smoke, smoke_findings
+    from compat.smoke.job import default_child_argv, smoke_budget
+
+    ft = min(4 * timeout, FRAMEWORK_TIMEOUT_CAP)
+    options = SmokeOptions(python=None, timeout=smoke_budget(started, timeout, SMOKE_TIMEOUT))
+    work = _proc.track_dir(tempfile.mkdtemp(prefix="compat-doctor-"))
+    probe_out = os.path.join(work, "probe.json")
+    base = default_child_argv(sys.executable, options)
+    seen: dict[str, Any] = {}
+
+    def argv(framework: str, result_path: Any, t0: float) -> list[str]:
+        seen["framework"], seen["result"] = framework, str(result_path)
+        return [*base(framework, result_path, t0), "--probe-out", probe_out]
+
+    def stage(path: str) -> Optional[str]:
+        from compat.cache import read_regular
+
+        data = read_regular(path, 1 << 20)
+        try:
+            doc = json.loads(data) if data else None
+        except (ValueError, RecursionError):
+            return None
+        return doc.get("stage") if isinstance(doc, dict) else None
+
+    def stalled(seconds: float) -> bool:  # still importing after the probe's import budget
+        return seconds > ft + 5.0 and stage(seen.get("result", "")) in (None, "start", "import")
+
+    try:
+        try:
+            result = run_smoke(options, child_argv=argv, stalled=stalled)
+        except InputError as exc:
+            return [], None, True, f"the smoke job could not start: {exc}"
+        imported = False
+        from compat.cache import read_regular
+
+        data = read_regular(probe_out, fwmod.CHILD_JSON_MAX)
+        try:
+            doc = json.loads(data) if data else None
+        except (ValueError, RecursionError):
+            doc = None
+        fw = seen.get("framework")
+        if isinstance(doc, dict) and fw:
+            imported = doc.get("stage") == "done" and not doc.get("error")
+            seconds = (
+                float((result.details.get("timings") or {}).get("import") or 0.0) if result.details else 0.0
+            )
+            fwmod.store_answer(fw, doc, seconds, ft, os.environ)
+        return list(smoke_findings(result)), result.to_json(), imported or fw is None, None
+    finally:
+        _proc.remove_dir(work)
+
+
 def _start_probes(python: Optional[str], timeout: float, cache: bool) -> Any:
     """Start gather_facts in a thread; the returned function waits for its Facts (or re-raises its error)."""
     import threading
@@ -113,10 +182,20 @@ def register(app: typer.Typer) -> None:
         import time
 
         started = time.monotonic()
-        probing = _start_probes(python, timeout, not no_cache)
-        # While the probes wait on their children, this thread loads the matrix and the checks. A bad --matrix
-        # still fails at once: the probes' children go with the process (compat._proc kills them at exit).
-        m = load(matrix)
+        smoke_first: Optional[SmokeFirst] = None
+        if not no_smoke and not no_cache and python is None:
+            # Smoke first: its child answers the framework probe too (each framework imported once). The
+            # matrix loads first so that a bad --matrix fails before any training.
+            m = load(matrix)
+            if not json_out and sys.stderr.isatty():
+                sys.stderr.write("compat doctor: smoke-training a tiny CNN...\n")
+            smoke_first = _smoke_importing_once(timeout, started)
+            probing = _start_probes(python, timeout, True)
+        else:
+            probing = _start_probes(python, timeout, not no_cache)
+            # While the probes wait on their children, this thread loads the matrix and the checks. A bad
+            # --matrix still fails at once: the probes' children go with the process (compat._proc kills them).
+            m = load(matrix)
         from compat.probes.checks import doctor_checks
         from compat.resolver import resolve
 
@@ -133,6 +212,21 @@ def register(app: typer.Typer) -> None:
             from compat.findings import Skip
 
             report.skipped.append(Skip("smoke", "--no-smoke"))
+        elif smoke_first is not None:
+            found, doc, imported, why = smoke_first
+            if not imported:  # the smoke's import did not finish: what the probe found about it decides
+                from compat.smoke.job import broken_by_probe
+
+                why = broken_by_probe(facts.probes)
+                if why is not None:
+                    found, doc = [], None
+            report.findings.extend(found)
+            if doc is not None:
+                report.extra["smoke"] = doc
+            if why is not None:
+                from compat.findings import Skip
+
+                report.skipped.append(Skip("smoke", why))
         else:
             if not json_out and sys.stderr.isatty():
                 sys.stderr.write("compat doctor: smoke-training a tiny CNN...\n")

@@ -264,6 +264,36 @@ def store_cached(environ: Mapping[str, str], key: str, child: Mapping[str, Any],
     cache_mod.store(_cache_path(environ, key), CACHE_FORMAT, {"at": now, "child": plain})
 
 
+def store_answer(
+    mode: str, doc: Mapping[str, Any], seconds: float, timeout: float, environ: Mapping[str, str]
+) -> bool:
+    """Keep an import's answer written by another child of this interpreter (the doctor's smoke job, which
+    imports the framework anyway: `--probe-out`), under the key this interpreter's probe looks up, so the
+    probe does not import the framework a second time. Only a complete, error-free answer is kept."""
+    import time
+
+    if doc.get("stage") != "done" or doc.get("error") or doc.get("mode") != mode:
+        return False
+    child = {
+        "status": "ok",
+        "mode": mode,
+        "returncode": 0,
+        "signal": None,
+        "seconds": round(seconds, 2),
+        "describe": "answered by the smoke job's import",
+        "output": "",
+        "result": dict(doc),
+        "bad_json": None,
+        "timeout": timeout,
+    }
+    meta = installed_here()
+    if mode not in framework_modes(meta.get("distributions") or {}):
+        return False
+    now = time.time()
+    store_cached(environ, cache_key(sys.executable, mode, meta, environ), child, now)
+    return load_cached(environ, cache_key(sys.executable, mode, meta, environ), now) is not None
+
+
 # ------------------------------------------------------------------ the probe
 
 
