@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import time
 from typing import Any, Optional
 
 import typer
@@ -46,75 +47,125 @@ def _smoke(
 
 
 SmokeFirst = tuple[list[Any], Optional[dict[str, Any]], bool, Optional[str]]
+"""(findings, result document, the framework import finished, why the smoke job did not run)."""
 
 
-def _smoke_importing_once(timeout: float, started: float) -> SmokeFirst:
-    """The smoke job, run before the probes, whose child also answers the framework probe for the framework it
-    imports (kept in the import cache, where the probe finds it): each framework is imported once, not by the
-    probe's child and again by the smoke's. (findings, result document, the framework import finished, why the
-    smoke job did not run).
+class _SmokeFirst:
+    """The smoke job, started before the probes, whose child also answers the framework probe for the framework
+    it imports (`--probe-out`): each framework is imported once, not by the probe's child and again by the
+    smoke's. The probes run meanwhile; the frameworks probe waits for that answer (`answers()`) instead of
+    importing the framework itself, and imports the others in parallel with the smoke job.
 
-    The child is stopped once its import has taken as long as the probe's own import may take, so a hanging
-    import costs what it cost before; the probe then re-checks that import and decides as before."""
-    import json
-    import tempfile
+    The smoke child is stopped once its import has taken as long as the probe's own import may take (then the
+    probe reports that import as timed out, as it did before); an import that fails or crashes before answering
+    is re-checked by the probe's own child."""
 
-    from compat import _proc
-    from compat.probes import FRAMEWORK_TIMEOUT_CAP
-    from compat.probes import frameworks as fwmod
-    from compat.smoke import SmokeOptions, run_smoke, smoke_findings
-    from compat.smoke.job import default_child_argv, smoke_budget
+    def __init__(self, timeout: float, started: float) -> None:
+        import tempfile
+        import threading
 
-    ft = min(4 * timeout, FRAMEWORK_TIMEOUT_CAP)
-    options = SmokeOptions(python=None, timeout=smoke_budget(started, timeout, SMOKE_TIMEOUT))
-    work = _proc.track_dir(tempfile.mkdtemp(prefix="compat-doctor-"))
-    probe_out = os.path.join(work, "probe.json")
-    base = default_child_argv(sys.executable, options)
-    seen: dict[str, Any] = {}
+        from compat import _proc
+        from compat.probes import FRAMEWORK_TIMEOUT_CAP
+        from compat.smoke import SmokeOptions
+        from compat.smoke.job import default_child_argv, installed_here, smoke_budget
 
-    def argv(framework: str, result_path: Any, t0: float) -> list[str]:
-        seen["framework"], seen["result"] = framework, str(result_path)
-        return [*base(framework, result_path, t0), "--probe-out", probe_out]
+        self.ft = min(4 * timeout, FRAMEWORK_TIMEOUT_CAP)
+        self.options = SmokeOptions(python=None, timeout=smoke_budget(started, timeout, SMOKE_TIMEOUT))
+        installed = installed_here()
+        self.framework = next((f for f in ("torch", "tensorflow", "jax") if installed.get(f)), None)
+        self.work = _proc.track_dir(tempfile.mkdtemp(prefix="compat-doctor-"))
+        self.probe_out = os.path.join(self.work, "probe.json")
+        self.result_path: Optional[str] = None
+        self.t0 = time.monotonic()
+        self._base = default_child_argv(sys.executable, self.options)
+        self._box: dict[str, Any] = {}
+        self._thread = threading.Thread(target=self._run, name="compat-doctor-smoke", daemon=True)
+        self._thread.start()
 
-    def stage(path: str) -> Optional[str]:
+    def _argv(self, framework: str, result_path: Any, t0: float) -> list[str]:
+        self.result_path = str(result_path)
+        return [*self._base(framework, result_path, t0), "--probe-out", self.probe_out]
+
+    @staticmethod
+    def _doc(path: Optional[str]) -> Optional[dict[str, Any]]:
+        import json
+
         from compat.cache import read_regular
 
-        data = read_regular(path, 1 << 20)
+        data = read_regular(path, 16 << 20) if path else None
         try:
             doc = json.loads(data) if data else None
         except (ValueError, RecursionError):
             return None
-        return doc.get("stage") if isinstance(doc, dict) else None
+        return doc if isinstance(doc, dict) else None
 
-    def stalled(seconds: float) -> bool:  # still importing after the probe's import budget
-        return seconds > ft + 5.0 and stage(seen.get("result", "")) in (None, "start", "import")
+    def _stalled(self, seconds: float) -> bool:  # still importing after the probe's own import budget
+        doc = self._doc(self.result_path)
+        return seconds > self.ft + 5.0 and (doc or {}).get("stage") in (None, "start", "import")
 
-    try:
+    def _run(self) -> None:
+        from compat.smoke import run_smoke
+
         try:
-            result = run_smoke(options, child_argv=argv, stalled=stalled)
-        except InputError as exc:
-            return [], None, True, f"the smoke job could not start: {exc}"
-        imported = False
-        from compat.cache import read_regular
+            self._box["result"] = run_smoke(self.options, child_argv=self._argv, stalled=self._stalled)
+        except BaseException as exc:  # InputError: the smoke job could not start
+            self._box["error"] = exc
 
-        data = read_regular(probe_out, fwmod.CHILD_JSON_MAX)
+    def answers(self) -> dict[str, Any]:
+        """For gather_facts(framework_answers=...): the smoke framework's probe answer, waited for."""
+        return {self.framework: self._answer} if self.framework else {}
+
+    def _answer(self) -> Optional[dict[str, Any]]:
+        from compat.probes import frameworks as fwmod
+
+        while True:
+            doc = self._doc(self.probe_out)
+            if doc is not None and doc.get("stage") == "done":
+                seconds = time.monotonic() - self.t0
+                return fwmod.answer_record(self.framework or "", doc, seconds, self.ft)
+            if not self._thread.is_alive():
+                return None  # ended without an answer (crashed or failed importing): the probe imports it
+            waited = time.monotonic() - self.t0
+            if waited > self.ft + 5.0:
+                return {
+                    "status": "timeout",
+                    "mode": self.framework,
+                    "returncode": None,
+                    "signal": None,
+                    "seconds": round(waited, 2),
+                    "describe": "the smoke job's import did not finish",
+                    "output": "",
+                    "result": doc or {"stage": "import", "mode": self.framework},
+                    "bad_json": None,
+                    "timeout": self.ft,
+                }
+            time.sleep(0.02)
+
+    def result(self) -> SmokeFirst:
+        """Wait for the smoke job; its findings and document, whether its import finished, or why it did not run."""
+        from compat import _proc
+        from compat.smoke import smoke_findings
+
+        self._thread.join()
         try:
-            doc = json.loads(data) if data else None
-        except (ValueError, RecursionError):
-            doc = None
-        fw = seen.get("framework")
-        if isinstance(doc, dict) and fw:
-            imported = doc.get("stage") == "done" and not doc.get("error")
-            seconds = (
-                float((result.details.get("timings") or {}).get("import") or 0.0) if result.details else 0.0
+            if "error" in self._box:
+                err = self._box["error"]
+                if isinstance(err, InputError):
+                    return [], None, True, f"the smoke job could not start: {err}"
+                raise err
+            result = self._box["result"]
+            doc = self._doc(self.probe_out)
+            imported = self.framework is None or (
+                doc is not None and doc.get("stage") == "done" and not doc.get("error")
             )
-            fwmod.store_answer(fw, doc, seconds, ft, os.environ)
-        return list(smoke_findings(result)), result.to_json(), imported or fw is None, None
-    finally:
-        _proc.remove_dir(work)
+            return list(smoke_findings(result)), result.to_json(), imported, None
+        finally:
+            _proc.remove_dir(self.work)
 
 
-def _start_probes(python: Optional[str], timeout: float, cache: bool) -> Any:
+def _start_probes(
+    python: Optional[str], timeout: float, cache: bool, answers: Optional[dict[str, Any]] = None
+) -> Any:
     """Start gather_facts in a thread; the returned function waits for its Facts (or re-raises its error)."""
     import threading
 
@@ -124,7 +175,7 @@ def _start_probes(python: Optional[str], timeout: float, cache: bool) -> Any:
 
     def run() -> None:
         try:
-            box["facts"] = gather_facts(python, timeout=timeout, cache=cache)
+            box["facts"] = gather_facts(python, timeout=timeout, cache=cache, framework_answers=answers)
         except BaseException as exc:  # handed to the main thread, which reports it as before
             box["error"] = exc
 
@@ -183,14 +234,16 @@ def register(app: typer.Typer) -> None:
 
         started = time.monotonic()
         smoke_first: Optional[SmokeFirst] = None
+        smoke: Optional[_SmokeFirst] = None
         if not no_smoke and not no_cache and python is None:
-            # Smoke first: its child answers the framework probe too (each framework imported once). The
-            # matrix loads first so that a bad --matrix fails before any training.
+            # The smoke job starts first and its child answers the framework probe too (each framework
+            # imported once); the probes run meanwhile. The matrix loads first: a bad --matrix fails before
+            # any training.
             m = load(matrix)
             if not json_out and sys.stderr.isatty():
                 sys.stderr.write("compat doctor: smoke-training a tiny CNN...\n")
-            smoke_first = _smoke_importing_once(timeout, started)
-            probing = _start_probes(python, timeout, True)
+            smoke = _SmokeFirst(timeout, started)
+            probing = _start_probes(python, timeout, True, smoke.answers())
         else:
             probing = _start_probes(python, timeout, not no_cache)
             # While the probes wait on their children, this thread loads the matrix and the checks. A bad
@@ -200,6 +253,8 @@ def register(app: typer.Typer) -> None:
         from compat.resolver import resolve
 
         facts = probing()
+        if smoke is not None:
+            smoke_first = smoke.result()
         if save_snapshot is not None:
             from compat.facts import save_snapshot as _save
 
