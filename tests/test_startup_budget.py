@@ -240,3 +240,33 @@ def test_doctor_imports_each_framework_once(tmp_path: Path) -> None:
     assert doc["facts"]["torch"]["source"] == "torch.__version__"
     pids = {line.split()[0] for line in log.read_text().splitlines() if line.endswith(" torch")}
     assert len(pids) == 1, log.read_text()  # one process imported torch: the smoke job's child
+
+
+@pytest.mark.slow  # a real doctor run (the other installed frameworks are imported for real: seconds of CPU)
+def test_a_hanging_import_in_the_smoke_first_doctor_costs_the_probes_budget(tmp_path: Path) -> None:
+    """The smoke job answers the probe now, so its hang must be cut where the probe's own import would be."""
+    (tmp_path / "site" / "torch").mkdir(parents=True)
+    (tmp_path / "site" / "torch" / "__init__.py").write_text("import time\ntime.sleep(300)\n")
+    dists = fwmod.installed_here().get("distributions") or {}
+    if "torch" not in fwmod.framework_modes(dists):
+        pytest.skip("torch is not installed: the smoke job would not pick it")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COMPAT_")}
+    env.update(PYTHONPATH=f"{tmp_path / 'site'}{os.pathsep}{ROOT}", COMPAT_CACHE_DIR=str(tmp_path / "cache"))
+    t0 = time.monotonic()
+    res = subprocess.run(
+        [sys.executable, "-m", "compat", "doctor", "--json", "--timeout", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=str(tmp_path),
+        check=False,
+    )
+    took = time.monotonic() - t0
+    assert res.returncode == 1, res.stderr[-2000:]
+    doc = json.loads(res.stdout)
+    assert doc["probes"]["frameworks"]["children"]["torch"]["status"] == "timeout"
+    skipped = {s["id"]: s["reason"] for s in doc["skipped"]}
+    assert "import torch" in skipped.get("smoke", ""), skipped
+    assert "smoke" not in doc
+    assert took < 20, took  # the probe's 4 s (4 x --timeout) and start-up, not the smoke job's 120 s
