@@ -78,7 +78,7 @@ def ours(text: str) -> list[dict[str, Any]]:
 
 
 def theirs(text: str) -> list[dict[str, Any]]:
-    import dockerfile
+    import dockerfile  # type: ignore[import-not-found]  # optional: the BuildKit parser, installed by hand to compare
 
     out = []
     for c in dockerfile.parse_string(text):

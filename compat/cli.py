@@ -119,7 +119,7 @@ def _plain_strings(param: Any) -> None:
     if desc is None or not hasattr(param, "_runtime_param") or desc.file_annotation is not None:
         return
     ann = desc.annotation
-    if ann is str or ann is bool:
+    if ann in (str, bool, int, float):
         param._runtime_param = _plain_param(desc, many=False)
     elif getattr(ann, "__origin__", None) is list and getattr(ann, "__args__", None) == (str,):
         param._runtime_param = _plain_param(desc, many=True)
@@ -134,9 +134,30 @@ def _plain_param(desc: Any, *, many: bool) -> Any:
                 return [str(v) for v in (value if isinstance(value, (list, tuple)) else [value])]
             if self.annotation is bool:
                 return value if isinstance(value, bool) else bool(value)
+            if self.annotation in (int, float):
+                return _number(self.annotation, value, param, ctx)
             return value if isinstance(value, str) else str(value)
 
     return _Plain(parameter_info=desc.parameter_info, annotation=desc.annotation)
+
+
+def _number(kind: type, value: Any, param: Any, ctx: Any) -> Any:
+    """int/float options without pydantic, with the messages its TypeAdapter gave."""
+    if isinstance(value, kind) and not isinstance(value, bool):
+        return value
+    try:
+        if kind is int:
+            if isinstance(value, float) and not value.is_integer():
+                raise ValueError(value)
+            return int(value) if not isinstance(value, str) else int(value.strip())
+        return float(value)
+    except (TypeError, ValueError):
+        what = "an integer" if kind is int else "a number"
+        raise _cx.BadParameter(
+            f"Input should be a valid {what.split()[1]}, unable to parse string as {what}",
+            ctx=ctx,
+            param=param,
+        ) from None
 
 
 class LazyGroup(TyperGroup):

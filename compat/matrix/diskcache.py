@@ -73,13 +73,19 @@ def _bounded_dumps(obj: Any) -> str | None:
     return "".join(chunks)
 
 
-def read(key: str, directory: Path | None = None) -> dict[str, Any] | None:
+def extra_slot(name: str) -> str:
+    """The cache file of one extra matrix file (`jax.yaml` -> `matrix-extra-jax.json`), read on first use."""
+    stem = "".join(c if c.isalnum() or c in "-_" else "_" for c in name.removesuffix(".yaml"))
+    return f"matrix-extra-{stem[:64]}.json"
+
+
+def read(key: str, directory: Path | None = None, *, slot: str = CACHE_FILE) -> dict[str, Any] | None:
     """The cached documents for `key`, or None (no cache, another key, unreadable or damaged)."""
     d = directory if directory is not None else cache_dir()
     if d is None:
         return None
     try:
-        with open(d / CACHE_FILE, "rb") as fh:
+        with open(d / slot, "rb") as fh:
             data = fh.read(MAX_CACHE_BYTES + 1)
         if len(data) > MAX_CACHE_BYTES:
             return None
@@ -90,7 +96,9 @@ def read(key: str, directory: Path | None = None) -> dict[str, Any] | None:
     return docs if isinstance(docs, dict) else None
 
 
-def write(key: str, docs: Mapping[str, Any], directory: Path | None = None) -> bool:
+def write(
+    key: str, docs: Mapping[str, Any], directory: Path | None = None, *, slot: str = CACHE_FILE
+) -> bool:
     """Store `docs` under `key` (one slot: the last matrix loaded). False when not stored: the documents do not
     survive a JSON round trip unchanged (then caching them would change what the loader sees) or the directory
     cannot be written. Never raises for I/O."""
@@ -109,7 +117,7 @@ def write(key: str, docs: Mapping[str, Any], directory: Path | None = None) -> b
         fd, tmp = tempfile.mkstemp(prefix=".matrix-", suffix=".tmp", dir=d)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
-        os.replace(tmp, d / CACHE_FILE)
+        os.replace(tmp, d / slot)
         tmp = None
     except OSError:
         return False

@@ -68,8 +68,19 @@ class LazyDocs(dict):  # type: ignore[type-arg]
             return False
         try:
             from compat.inputs import read_bytes
+            from compat.matrix import diskcache
 
-            dict.__setitem__(self, key, _yaml_load(read_bytes(str(path), "matrix file").decode("utf-8")))
+            data = read_bytes(str(path), "matrix file")
+            # The parsed document is cached on disk, keyed on the file's bytes: parsing jax.yaml (65 kB) is most of
+            # a warm `compat doctor`'s own CPU time; reading the JSON back takes a few milliseconds.
+            ckey = diskcache.content_key({key: data})
+            slot = diskcache.extra_slot(key)
+            cached = diskcache.read(ckey, slot=slot)
+            doc = cached[key] if cached is not None and key in cached else None
+            if doc is None:
+                doc = _yaml_load(data.decode("utf-8"))
+                diskcache.write(ckey, {key: doc}, slot=slot)
+            dict.__setitem__(self, key, doc)
         except Exception:  # noqa: BLE001 - a broken extra file is reported by `compat matrix validate`
             dict.__setitem__(self, key, None)
         return True

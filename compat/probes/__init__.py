@@ -75,6 +75,7 @@ def gather_facts(
     nvml: Any = None,
     root: str = "/",
     cwd: str | None = None,
+    framework_answers: Mapping[str, Callable[[], Any]] | None = None,
 ) -> Facts:
     """Probe this machine (or, with `python`, another interpreter's environment on it) and return Facts.
 
@@ -97,7 +98,13 @@ def gather_facts(
         "toolkits": lambda: toolkits.probe(fs, env, timeout),
         "cudnn": lambda: cudnn.probe(fs, env),
         "frameworks": lambda: fwmod.probe(
-            python, env, timeout=ft, frameworks=frameworks, cache=cache, meta_timeout=timeout
+            python,
+            env,
+            timeout=ft,
+            frameworks=frameworks,
+            cache=cache,
+            meta_timeout=timeout,
+            answers=framework_answers,
         ),
         "resources": lambda: resources.probe(fs, env, cwd),
         "health": lambda: health.probe(fs, env, timeout),

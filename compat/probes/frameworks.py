@@ -9,7 +9,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Callable
 
 from compat import _proc
 from compat import cache as cache_mod
@@ -265,6 +265,44 @@ def store_cached(environ: Mapping[str, str], key: str, child: Mapping[str, Any],
     cache_mod.store(_cache_path(environ, key), CACHE_FORMAT, {"at": now, "child": plain})
 
 
+def answer_record(mode: str, doc: Mapping[str, Any], seconds: float, timeout: float) -> dict[str, Any] | None:
+    """The child record run_child would return, for a complete, error-free answer written by another child of
+    this interpreter (the doctor's smoke job: `--probe-out`); None for anything else."""
+    if doc.get("stage") != "done" or doc.get("error") or doc.get("mode") != mode:
+        return None
+    return {
+        "status": "ok",
+        "mode": mode,
+        "returncode": 0,
+        "signal": None,
+        "seconds": round(seconds, 2),
+        "describe": "answered by the smoke job's import",
+        "output": "",
+        "result": dict(doc),
+        "bad_json": None,
+        "timeout": timeout,
+    }
+
+
+def store_answer(
+    mode: str, doc: Mapping[str, Any], seconds: float, timeout: float, environ: Mapping[str, str]
+) -> bool:
+    """Keep an import's answer written by another child of this interpreter (the doctor's smoke job, which
+    imports the framework anyway: `--probe-out`), under the key this interpreter's probe looks up, so the
+    probe does not import the framework a second time. Only a complete, error-free answer is kept."""
+    import time
+
+    child = answer_record(mode, doc, seconds, timeout)
+    if child is None:
+        return False
+    meta = installed_here()
+    if mode not in framework_modes(meta.get("distributions") or {}):
+        return False
+    now = time.time()
+    store_cached(environ, cache_key(sys.executable, mode, meta, environ), child, now)
+    return load_cached(environ, cache_key(sys.executable, mode, meta, environ), now) is not None
+
+
 # ------------------------------------------------------------------ the probe
 
 
@@ -276,12 +314,15 @@ def probe(
     frameworks: bool = True,
     cache: bool = True,
     meta_timeout: float | None = None,
+    answers: Mapping[str, Callable[[], dict[str, Any] | None]] | None = None,
 ) -> dict[str, Any]:
     """Installed distributions (in-process, or via the child for another interpreter) and one child per framework.
 
     A child that imported its framework successfully is cached (see cache_key); failures are never cached, so a
     broken import is re-tried on every run. `timeout` bounds each import, `meta_timeout` (default: the same) the
-    other interpreter's metadata read, which imports nothing.
+    other interpreter's metadata read, which imports nothing. `answers`: mode -> a function that waits for
+    another child's answer for that mode (the doctor's smoke job imports it anyway); None from it means "import
+    it here after all". A successful answer is cached like the probe's own.
     """
     import time
 
@@ -325,6 +366,8 @@ def probe(
         hit = load_cached(env, keys[m], now) if cache else None
         if hit is not None:
             children[m] = hit
+        elif answers is not None and m in answers:
+            tasks[m] = lambda m=m: answers[m]() or run_child(exe, m, timeout, env)
         else:
             tasks[m] = lambda m=m: run_child(exe, m, timeout, env)
     if tasks:

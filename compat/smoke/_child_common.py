@@ -51,7 +51,49 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--t0", type=float, default=0.0, help="the parent's time.time() just before the spawn")
+    p.add_argument(
+        "--probe-out",
+        default=None,
+        help="also write what compat's framework probe learns from an import to this file, right after the "
+        "import: the doctor then does not import the framework a second time",
+    )
     return p.parse_args(list(argv))
+
+
+FRAMEWORK_CHILD = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "probes", "_framework_child.py"
+)
+
+
+def write_probe(framework: str, path: str, import_seconds: Optional[float]) -> None:
+    """The framework probe's answer (compat/probes/_framework_child.py, loaded by path) for the framework this
+    process has just imported: the same document the probe's own child would write. Never raises: the smoke
+    job must not fail because of it (the doctor then runs the probe's own child)."""
+    try:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("_compat_framework_child", FRAMEWORK_CHILD)
+        if spec is None or spec.loader is None:
+            return
+        fc: Any = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(fc)
+        out = fc.Out(path)
+        out.doc["mode"] = framework
+        out.doc["via"] = "smoke"
+        out.stage("import")
+        try:
+            getattr(fc, "probe_" + framework)(out)
+        except Exception as exc:
+            out.doc["error"] = "%s: %s" % (type(exc).__name__, exc)
+            out.doc["libs"] = fc.loaded_libs()
+            out.save()
+            return
+        if import_seconds is not None:
+            out.doc["import_seconds"] = round(import_seconds, 3)  # the real import, not the re-import
+        out.doc["libs"] = fc.loaded_libs()
+        out.stage("done")
+    except Exception:
+        return
 
 
 def host_cpu_name() -> str:
@@ -192,6 +234,9 @@ class Child:
 
     def stage(self, name: str) -> None:
         """Mark the start of a stage on stderr (the parent reads the last one to say where a crash happened)."""
+        if self.result["stage"] == "import" and name == "device" and self.args.probe_out:
+            # The framework is imported (the stage after "import" starts): answer the doctor's framework probe.
+            write_probe(self.result["framework"], self.args.probe_out, self.timings.get("import"))
         self.result["stage"] = name
         sys.stderr.write(f"{MARKER} stage {name} {time.time() - self.t_start:.3f}\n")
         sys.stderr.flush()

@@ -230,16 +230,23 @@ def _size(f: IO[bytes]) -> int:
         return 0
 
 
-def _wait_watching_output(waiter: _Waiter, timeout: float, files: Sequence[IO[bytes]]) -> tuple[bool, bool]:
-    """(the leader ended, its output passed OUTPUT_MAX_BYTES), waiting at most `timeout` seconds."""
-    deadline = time.monotonic() + timeout
+def _wait_watching_output(
+    waiter: _Waiter,
+    timeout: float,
+    files: Sequence[IO[bytes]],
+    stalled: Optional[Callable[[float], bool]] = None,
+) -> tuple[bool, bool]:
+    """(the leader ended, its output passed OUTPUT_MAX_BYTES), waiting at most `timeout` seconds, or less when
+    `stalled(seconds since the start)` says the child is stuck (then as a timeout)."""
+    start = time.monotonic()
+    deadline = start + timeout
     while True:
         left = deadline - time.monotonic()
         if waiter.wait(min(OUTPUT_CHECK_S, max(0.0, left))):
             return True, False
         if sum(_size(f) for f in files) > OUTPUT_MAX_BYTES:
             return False, True
-        if left <= OUTPUT_CHECK_S:
+        if left <= OUTPUT_CHECK_S or (stalled is not None and stalled(time.monotonic() - start)):
             return False, False
 
 
@@ -253,8 +260,12 @@ def run_child(
     grace: float = 3.0,
     oom_counter: Callable[[], oom.OomCount] = oom.read_oom_count,
     kernel_log: Callable[[], tuple[Optional[str], str]] = oom.read_kernel_log,
+    stalled: Optional[Callable[[float], bool]] = None,
 ) -> ChildRun:
-    """Run argv in a new session; never raises for anything the child does, never leaves a process behind."""
+    """Run argv in a new session; never raises for anything the child does, never leaves a process behind.
+
+    `stalled(seconds)`: polled while the child runs; True ends it as a timeout (the doctor's smoke job stops
+    a framework import that hangs as soon as its framework probe would have)."""
     before = oom_counter()
     since = oom.uptime()
     t_spawn = time.time()
@@ -284,7 +295,7 @@ def run_child(
         overflow = False
         leftovers = 0
         try:
-            ended, overflow = _wait_watching_output(waiter, timeout, (out_f, err_f))
+            ended, overflow = _wait_watching_output(waiter, timeout, (out_f, err_f), stalled)
             if overflow:
                 kill_group(proc.pid, waiter.wait, grace)
                 notes.append(

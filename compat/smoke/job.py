@@ -161,6 +161,7 @@ def run_smoke(
     oom_counter: Callable[[], oom.OomCount] = oom.read_oom_count,
     kernel_log: Callable[[], tuple[Optional[str], str]] = oom.read_kernel_log,
     grace: float = 3.0,
+    stalled: Optional[Callable[[float], bool]] = None,
 ) -> SmokeResult:
     """Run the smoke-training job in a child process and return its verdict. Never raises for what the child does.
 
@@ -227,6 +228,7 @@ def run_smoke(
             grace=grace,
             oom_counter=oom_counter,
             kernel_log=kernel_log,
+            stalled=stalled,
         )
     finally:
         _proc.remove_dir(workdir)

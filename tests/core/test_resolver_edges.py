@@ -57,7 +57,7 @@ def test_torch_local_labels(
     check_id: str,  # type: ignore[no-untyped-def]
     expected: Optional[str],
 ) -> None:
-    report = check(matrix, torch=torch, **flags)
+    report = check(matrix, torch=torch, **flags)  # type: ignore[arg-type]  # mypy: a **dict could name a typed keyword
     assert severity(report, check_id) == expected, report.to_json()["findings"]
 
 
@@ -212,7 +212,7 @@ CUDNN_SKIPS = [
 
 @pytest.mark.parametrize(("flags", "ids"), CUDNN_SKIPS, ids=[f["cudnn"] for f, _ in CUDNN_SKIPS])
 def test_cudnn_checks_without_data_are_skipped(matrix, flags: dict[str, str], ids: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
-    report = check(matrix, **flags)
+    report = check(matrix, **flags)  # type: ignore[arg-type]  # mypy: a **dict could name a typed keyword
     for check_id in ids:
         assert skipped(report, check_id) or by_id(report, check_id), (check_id, report.to_json()["skipped"])
         assert skipped(report, check_id), check_id

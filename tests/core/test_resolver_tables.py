@@ -104,7 +104,7 @@ TOOLKIT_ARCH = [
 )
 def test_toolkit_vs_gpu(matrix, cuda: str, gpu: str, expected: Optional[str]) -> None:  # type: ignore[no-untyped-def]
     flags = {"cc": gpu} if gpu[0].isdigit() else {"gpu": gpu}
-    report = check(matrix, cuda=cuda, **flags)
+    report = check(matrix, cuda=cuda, **flags)  # type: ignore[arg-type]  # mypy: a **dict could name a typed keyword
     assert severity(report, R.TOOLKIT_ARCH) == expected
 
 
@@ -177,7 +177,7 @@ PYTHON = [
     ("fw", "ver", "py", "expected"), PYTHON, ids=[f"{f}{v}-py{p}" for f, v, p, _ in PYTHON]
 )
 def test_python_vs_framework(matrix, fw: str, ver: str, py: str, expected: Optional[str]) -> None:  # type: ignore[no-untyped-def]
-    report = check(matrix, python=py, **{fw: ver})
+    report = check(matrix, python=py, **{fw: ver})  # type: ignore[arg-type]  # mypy: a **dict could name a typed keyword
     assert severity(report, R.PYTHON_FRAMEWORK) == expected
     if expected:
         f = next(f for f in report.findings if f.id == R.PYTHON_FRAMEWORK)

@@ -55,9 +55,9 @@ def only(monkeypatch: pytest.MonkeyPatch, sp: Path) -> None:
                 return str(d.version)
         raise metadata.PackageNotFoundError(name)
 
-    monkeypatch.setattr(inst.metadata, "distributions", dists)
-    monkeypatch.setattr(inst.metadata, "requires", requires)
-    monkeypatch.setattr(inst.metadata, "version", version)
+    monkeypatch.setattr(inst.metadata, "distributions", dists)  # type: ignore[attr-defined]
+    monkeypatch.setattr(inst.metadata, "requires", requires)  # type: ignore[attr-defined]
+    monkeypatch.setattr(inst.metadata, "version", version)  # type: ignore[attr-defined]
 
 
 def test_installed_facts_read_pins_without_importing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

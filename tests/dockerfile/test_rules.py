@@ -503,7 +503,7 @@ def test_cxx11_abi_table_is_validated(tmp_path: Path) -> None:
     import shutil
 
     from compat.matrix import load_matrix
-    from compat.matrix.load import MatrixError
+    from compat.errors import MatrixError
 
     root = Path(__file__).resolve().parents[2] / "matrix"
     for f in root.glob("*.yaml"):

@@ -15,9 +15,18 @@ import stat
 import threading
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Protocol
 
 from compat.probes._util import HostFS
+
+
+class FakeBin(Protocol):
+    """The `fake_bin` fixture: make(name, script) writes an executable into `dir` (first on the env's PATH)."""
+
+    dir: Path
+
+    def __call__(self, name: str, script: str) -> Path: ...
+
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "doctor"

@@ -7,20 +7,68 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.conftest import once
 from tests.doctor.fakes import ROOT, fake_python, write_exe
+
+# The real doctor imports every installed framework in a child (seconds of CPU each). These tests share one
+# import cache, filled once per test run (whichever xdist worker asks first) by the cold run of `warm_cache`, so
+# the imports are paid once instead of once per test.
+
+NEVER_IMPORTS = (
+    "import sys\nfrom compat.cli import main\n"
+    "try:\n    main(['doctor', '--no-smoke', '--json', '--matrix', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
+    "sys.stderr.write('IMPORTED=' + ','.join(m for m in ('torch', 'tensorflow', 'jax') if m in sys.modules))\n"
+)
+
+
+def _env(env: dict[str, str] | None = None) -> dict[str, str]:
+    e = dict(os.environ if env is None else env)
+    e["PYTHONPATH"] = str(ROOT) + os.pathsep + e.get("PYTHONPATH", "")
+    return e
+
+
+@pytest.fixture(scope="module")
+def warm_cache(tmp_path_factory: pytest.TempPathFactory, matrix_dir: Path) -> tuple[Path, str]:
+    """(the shared cache directory, the stderr of the cold run): one doctor run with an empty cache, in-process
+    (main() in a fresh interpreter) so that it also records which frameworks compat's own process imported."""
+
+    def cold(d: Path) -> list[str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("COMPAT_")}  # as _clean_env leaves it
+        env.update(NO_COLOR="1", COMPAT_CACHE_DIR=str(d))
+        res = subprocess.run(
+            [sys.executable, "-c", NEVER_IMPORTS, str(matrix_dir)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=str(ROOT),
+            env=_env(env),
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        return [str(d), res.stderr]
+
+    d, stderr = once(tmp_path_factory, "doctor-import-cache", cold)
+    return Path(d), stderr
+
+
+@pytest.fixture(autouse=True)
+def _cache_dir(warm_cache: tuple[Path, str], monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Overrides the doctor conftest's per-test cache: this module's tests share the warm one."""
+    monkeypatch.setenv("COMPAT_CACHE_DIR", str(warm_cache[0]))
+    yield
 
 
 def doctor(
     matrix_dir: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
     """Run the real CLI in a fresh interpreter (as a user would), with the test matrix."""
-    e = dict(os.environ if env is None else env)
-    e["PYTHONPATH"] = str(ROOT) + os.pathsep + e.get("PYTHONPATH", "")
+    e = _env(env)
     return subprocess.run(
         [sys.executable, "-m", "compat", *args, "--matrix", str(matrix_dir)],
         capture_output=True,
@@ -74,24 +122,19 @@ def test_text_report_is_grouped(matrix_dir: Path) -> None:
     assert "Facts: " in res.stdout
 
 
-def test_doctor_never_imports_a_framework_in_its_own_process(matrix_dir: Path) -> None:
-    code = (
-        "import sys\nfrom compat.cli import main\n"
-        "try:\n    main(['doctor', '--no-smoke', '--json', '--matrix', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
-        "sys.stderr.write('IMPORTED=' + ','.join(m for m in ('torch', 'tensorflow', 'jax') if m in sys.modules))\n"
-    )
-    res = subprocess.run(
-        [sys.executable, "-c", code, str(matrix_dir)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=str(ROOT),
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
-    last = res.stderr.rstrip("\n").splitlines()[-1]
-    assert last == "IMPORTED=", res.stderr[-500:]
+def test_doctor_never_imports_a_framework_in_its_own_process(warm_cache: tuple[Path, str]) -> None:
+    # The cold run (empty cache): every framework is imported, each in its own child, never in compat's process.
+    stderr = warm_cache[1]
+    last = stderr.rstrip("\n").splitlines()[-1]
+    assert last == "IMPORTED=", stderr[-500:]
+
+
+def test_the_warm_run_reuses_the_cold_runs_imports(matrix_dir: Path) -> None:
+    res = doctor(matrix_dir, "doctor", "--no-smoke", "--json")
+    children = _doc(res)["probes"]["frameworks"]["children"]
+    ok = {m: c for m, c in children.items() if c.get("status") == "ok"}
+    assert ok, children  # CI installs the CPU builds: at least one framework imports
+    assert all(c.get("cached") is True for c in ok.values()), children
 
 
 def test_snapshot_round_trip_reproduces_the_findings(matrix_dir: Path, tmp_path: Path) -> None:
@@ -136,16 +179,8 @@ def test_usage_errors_exit_2(matrix_dir: Path, tmp_path: Path) -> None:
     assert res.returncode == 2
 
 
-def test_fail_on_warning(matrix_dir: Path, tmp_path: Path) -> None:
-    env = {**os.environ, "CUDA_LAUNCH_BLOCKING": "1"}
-    assert doctor(matrix_dir, "doctor", "--no-smoke", "--json", env=env).returncode in (0, 1)
-    res = doctor(matrix_dir, "doctor", "--no-smoke", "--json", "--fail-on", "warning", env=env)
-    assert res.returncode == 1
-    assert "env.launch-blocking" in {f["id"] for f in _doc(res)["findings"]}
-
-
-def test_smoke_joins_the_report(matrix_dir: Path, tmp_path: Path) -> None:
-    """Without --no-smoke the smoke job runs (here: a fake interpreter with no framework, so it is fast)."""
+def _no_framework_python(tmp_path: Path) -> Path:
+    """A `--python` with no framework installed (its metadata says so; anything else runs the real one)."""
     py = write_exe(
         tmp_path,
         "python",
@@ -157,6 +192,29 @@ exec "$(dirname "$0")/real-python" "$@"
 """,
     )
     (tmp_path / "real-python").symlink_to(sys.executable)
+    return py
+
+
+def test_fail_on_warning(matrix_dir: Path, tmp_path: Path) -> None:
+    # CUDA_LAUNCH_BLOCKING is part of the import cache's key; an interpreter without frameworks keeps this cheap.
+    env = {**os.environ, "CUDA_LAUNCH_BLOCKING": "1"}
+    py = str(_no_framework_python(tmp_path))
+    res = doctor(matrix_dir, "doctor", "--no-smoke", "--json", "--python", py, env=env)
+    assert res.returncode in (0, 1), res.stderr
+    found = {f["id"]: f for f in _doc(res)["findings"]}
+    assert found["env.launch-blocking"]["severity"] == "warning"
+    if not any(f["severity"] == "error" for f in found.values()):
+        assert res.returncode == 0  # a warning alone passes the default --fail-on error
+    res = doctor(
+        matrix_dir, "doctor", "--no-smoke", "--json", "--fail-on", "warning", "--python", py, env=env
+    )
+    assert res.returncode == 1
+    assert "env.launch-blocking" in {f["id"] for f in _doc(res)["findings"]}
+
+
+def test_smoke_joins_the_report(matrix_dir: Path, tmp_path: Path) -> None:
+    """Without --no-smoke the smoke job runs (here: a fake interpreter with no framework, so it is fast)."""
+    py = _no_framework_python(tmp_path)
     res = doctor(matrix_dir, "doctor", "--json", "--python", str(py), timeout=300)
     assert res.returncode in (0, 1), res.stderr
     doc = _doc(res)

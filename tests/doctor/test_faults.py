@@ -6,7 +6,6 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -17,14 +16,13 @@ from tests.doctor.fakes import (
     LIB_RM_VERSION_MISMATCH,
     NO_PERMISSION,
     DeniedFS,
+    FakeBin,
     FakeNvml,
     FakeNVMLError,
     data,
     env_with,
     fake_python,
 )
-
-FakeBin = Callable[[str, str], Path]
 
 # ------------------------------------------------------------------ the subprocess runner
 

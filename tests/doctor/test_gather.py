@@ -6,15 +6,13 @@ import json
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from compat.facts import Facts
 from compat.probes import gather_facts
 from compat.probes.checks import doctor_checks
 from compat.resolver import resolve
-from tests.doctor.fakes import FakeNvml, FakeNVMLError, env_with, fake_python
-
-FakeBin = Callable[[str, str], Path]
+from tests.doctor.fakes import FakeBin, FakeNvml, FakeNVMLError, env_with, fake_python
 
 
 def _ids(facts: Facts, m: Any, **kw: Any) -> dict[str, str]:

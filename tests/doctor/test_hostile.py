@@ -9,7 +9,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -18,9 +18,7 @@ from compat.probes import frameworks, gather_facts, health, nvidia_smi, nvml, nv
 from compat.probes._util import MAX_OUTPUT, HostFS
 from compat.probes.checks import doctor_checks
 from compat.resolver import resolve
-from tests.doctor.fakes import ROOT, FakeNvml, FakeNVMLError, env_with, write_exe
-
-FakeBin = Callable[[str, str], Path]
+from tests.doctor.fakes import ROOT, FakeBin, FakeNvml, FakeNVMLError, env_with, write_exe
 
 RTX4090_ROW = (
     "0, NVIDIA GeForce RTX 4090, GPU-af4f89ae-d08b, 535.183.06, 24564, 2, 24216, 8.9, Disabled, 41, 18.50, "
@@ -191,7 +189,7 @@ class OldBinding(FakeNvml):
 
 def test_old_binding_without_a_system_function() -> None:
     facts = gather_facts(
-        environ=env_with("/nonexistent", only=True),
+        environ=env_with(Path("/nonexistent"), only=True),
         frameworks=False,
         nvml=OldBinding.recorded("v100-535.171.04.json"),
     )
@@ -229,7 +227,7 @@ def test_proc_version_with_an_absurd_number(tmp_path: Path, doctor_matrix: Any) 
         "NVRM version: NVIDIA UNIX x86_64 Kernel Module  " + "5" * 5000 + ".1.1  Sun\n"
     )
     facts = gather_facts(
-        environ=env_with("/nonexistent", only=True),
+        environ=env_with(Path("/nonexistent"), only=True),
         nvml=FakeNvml(init_error=FakeNVMLError(9)),
         frameworks=False,
         timeout=1,
@@ -258,7 +256,7 @@ def test_installed_framework_with_a_non_pep440_version(
     _dist(tmp_path / "site", "tensorflow", "UNKNOWN")
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     facts = gather_facts(
-        environ=env_with("/nonexistent", only=True),
+        environ=env_with(Path("/nonexistent"), only=True),
         nvml=FakeNvml(init_error=FakeNVMLError(12)),
         frameworks=False,
         timeout=1,

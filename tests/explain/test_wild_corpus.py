@@ -83,7 +83,7 @@ def test_nothing_found_on_failing_logs(run_split, split: str) -> None:  # type: 
 
 
 def test_status_of_every_tuning_case(catalogue: Catalogue) -> None:
-    statuses = Counter()
+    statuses: Counter[str] = Counter()
     for c in wild_cases("tuning"):
         s = Scanner(catalogue)
         s.feed_block(c["log"], final=True)

@@ -144,6 +144,7 @@ def test_doctor_argv() -> None:
     assert _task.doctor_argv("py", smoke=True) == ["py", "-m", "compat", "doctor", "--json"]
 
 
+@pytest.mark.slow  # the real doctor imports every installed framework (seconds of CPU): .ci/run's slow step
 def test_the_task_body_runs_the_real_doctor_with_the_nodes_environment(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -35,9 +35,15 @@ if importlib.util.find_spec("torch") is None:
     pytest.skip("the distributed smoke job trains with PyTorch", allow_module_level=True)
 
 
+# Marks the processes this test process starts: pytest-xdist runs other tests' ranks at the same time, and the
+# leftover check must not count those.
+RUN_TOKEN = f"{os.getpid()}-{os.urandom(4).hex()}"
+
+
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("COMPAT_SMOKE_TEST_")}
     env.update(extra)
+    env["PYTEST_DIST_SMOKE_RUN"] = RUN_TOKEN
     return env
 
 
@@ -51,8 +57,16 @@ def _alive(pid: Optional[int]) -> bool:
     return stat[stat.rfind(")") + 2 :].split()[0] not in ("Z", "X")
 
 
+def _ours(entry: Path) -> bool:
+    """Started with this test process's environment (_env), or an environment we cannot read."""
+    try:
+        return f"PYTEST_DIST_SMOKE_RUN={RUN_TOKEN}".encode() in (entry / "environ").read_bytes().split(b"\0")
+    except OSError:
+        return True
+
+
 def _leftovers(doc: dict[str, Any]) -> list[int]:
-    """Rank processes of this run that still exist, and anything running our child script."""
+    """Rank processes of this run that still exist, and anything of ours running our child script."""
     pids = [r["pid"] for r in doc["ranks"] if _alive(r.get("pid"))]
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -60,7 +74,7 @@ def _leftovers(doc: dict[str, Any]) -> list[int]:
                 cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             except OSError:
                 continue
-            if str(CHILD) in cmd and _alive(int(entry.name)):
+            if str(CHILD) in cmd and _alive(int(entry.name)) and _ours(entry):
                 pids.append(int(entry.name))
     return pids
 

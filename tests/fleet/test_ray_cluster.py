@@ -57,7 +57,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
     from ray.cluster_utils import Cluster
 
     cache = tmp_path_factory.mktemp("compat-cache")
-    common = {"num_cpus": 1, "object_store_memory": 100 * 1024 * 1024}
+    common: dict[str, Any] = {"num_cpus": 1, "object_store_memory": 100 * 1024 * 1024}
     base = {**STACK, "COMPAT_CACHE_DIR": str(cache)}
     cluster = Cluster(shutdown_at_exit=True)
     try:

@@ -123,7 +123,9 @@ def test_every_fix_passes_its_own_recheck(table: JaxTable, m: Matrix) -> None:
             for drv in drivers:
                 for cc in ccs:
                     for py in pythons:
-                        facts = dict(python=py, os="linux", driver=drv, cc=cc, gpu_present=True)
+                        facts: dict[str, Any] = dict(
+                            python=py, os="linux", driver=drv, cc=cc, gpu_present=True
+                        )
                         fs, _ = jax_findings(
                             JaxFacts(jax=parse_jax(release.version + label), **facts), table, m
                         )

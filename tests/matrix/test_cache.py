@@ -32,7 +32,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _count_yaml_parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls = [0]
-    real = load_mod._yaml_load
+    real = load_mod._yaml_load  # type: ignore[attr-defined]
 
     def counting(text: str):  # type: ignore[no-untyped-def]
         calls[0] += 1

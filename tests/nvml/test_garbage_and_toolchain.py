@@ -184,8 +184,6 @@ def test_parse_compiler() -> None:
         "version": "12.2.0",
         "banner": "c++ (Debian 12.2.0-14+deb12u1) 12.2.0",
     }
-    assert (
-        parse_compiler("Ubuntu clang version 18.1.3 (1ubuntu1)\nTarget: x86_64-pc-linux-gnu\n", "")["version"]
-        == "18.1.3"
-    )  # type: ignore[index]
+    clang = parse_compiler("Ubuntu clang version 18.1.3 (1ubuntu1)\nTarget: x86_64-pc-linux-gnu\n", "")
+    assert clang is not None and clang["version"] == "18.1.3"
     assert parse_compiler("\xff\xfe garbage", "12") is None

@@ -12,8 +12,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.conftest import ROOT
 from tests.fake_nvml import FakeNvmlLib
-from tests.nvml.helpers import ROOT, profile
+from tests.nvml.helpers import profile
 
 
 def _sample(

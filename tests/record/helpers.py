@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from compat.record.document import ExitInfo, RunRecord
@@ -14,10 +15,10 @@ MiB = 1 << 20
 def record(
     exit: ExitInfo,
     *,
-    rss: list[float] | None = None,
-    gpu_used: list[float] | None = None,
+    rss: Sequence[float] | None = None,
+    gpu_used: Sequence[float] | None = None,
     gpu_total: int = 80 * GiB,
-    throttle: list[tuple[str, ...]] | None = None,
+    throttle: Sequence[tuple[str, ...]] | None = None,
     cgroup: dict[str, Any] | None = None,
     kernel_events: list[dict[str, Any]] | None = None,
     readable: bool = True,

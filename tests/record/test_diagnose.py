@@ -142,7 +142,7 @@ def test_leak_until_the_limit_is_reported_with_start_and_rate() -> None:
 
 
 def test_sustained_throttling_is_reported() -> None:
-    th = [("hw_thermal",)] * 10
+    th: list[tuple[str, ...]] = [("hw_thermal",)] * 10
     v = verdict(record(ExitInfo("exited", 0), gpu_used=[10 * GiB] * 10, throttle=th))
     assert any(f.id == "record.throttle.thermal" for f in v.findings)
     assert v.headroom is not None and "throttling: GPU 0 thermal" in v.headroom

@@ -26,7 +26,7 @@ EVIL = [
 
 def evil_record():  # type: ignore[no-untyped-def]
     used = [20 * GiB + i * 600 * MiB for i in range(100)]
-    th = [("sw_thermal",) if 40 <= i < 80 else () for i in range(100)]
+    th: list[tuple[str, ...]] = [("sw_thermal",) if 40 <= i < 80 else () for i in range(100)]
     rss = [2 * GiB + i * 80 * MiB for i in range(100)]
     ev = [
         {

@@ -25,6 +25,13 @@ needs_tf = pytest.mark.skipif(
     not INSTALLED.get("tensorflow"), reason="tensorflow is not installed (CI installs tensorflow-cpu)"
 )
 FRAMEWORKS = [pytest.param("torch", marks=needs_torch), pytest.param("tensorflow", marks=needs_tf)]
+# Real training takes seconds of CPU per case: `slow` (deselected by default, run by .ci/run's slow step). The
+# default run keeps the cheapest real check, PyTorch refusing --device cuda on a CPU build.
+slow = pytest.mark.slow
+FAST_ON_TORCH = [
+    pytest.param("torch", marks=needs_torch),
+    pytest.param("tensorflow", marks=[needs_tf, slow]),
+]
 
 
 def cli_json(*args: str) -> tuple[int, dict[str, Any], list[str]]:
@@ -49,6 +56,7 @@ def cli_json(*args: str) -> tuple[int, dict[str, Any], list[str]]:
     return proc.returncode, json.loads(proc.stdout), modules
 
 
+@slow
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_cli_trains_for_real_on_the_cpu(framework: str) -> None:
     code, doc, parent_modules = cli_json("--framework", framework, "--device", "cpu", "--steps", "12")
@@ -66,6 +74,7 @@ def test_cli_trains_for_real_on_the_cpu(framework: str) -> None:
     assert t["import"] > 0 and t["total"] >= t["import"]
 
 
+@slow
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_amp_comparison_and_bounded_max_batch_on_the_cpu(framework: str) -> None:
     # compare="always" and max_batch_cap exercise on the CPU the code the GPU runs: the forward pass against a
@@ -93,6 +102,7 @@ def test_amp_comparison_and_bounded_max_batch_on_the_cpu(framework: str) -> None
     assert [f.id for f in smoke_findings(r)] == ["smoke.passed", "smoke.max_batch"]
 
 
+@slow
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_find_max_batch_on_the_cpu_is_gpu_only(framework: str) -> None:
     r = run_smoke(SmokeOptions(framework=framework, device="cpu", steps=3, batch_size=8, find_max_batch=True))
@@ -101,7 +111,7 @@ def test_find_max_batch_on_the_cpu_is_gpu_only(framework: str) -> None:
     assert "GPUs only" in r.details["max_batch_note"]
 
 
-@pytest.mark.parametrize("framework", FRAMEWORKS)
+@pytest.mark.parametrize("framework", FAST_ON_TORCH)
 def test_cuda_requested_on_a_cpu_build_fails_with_the_reason(framework: str) -> None:
     if Path("/proc/driver/nvidia/version").exists():
         pytest.skip("this machine has an NVIDIA driver")

@@ -106,7 +106,7 @@ def test_every_known_issue_row_is_reachable(matrix) -> None:  # type: ignore[no-
         if any(v is None for v in flags.values()):
             unreachable.append(issue.id)
             continue
-        facts = facts_of(**{k: v for k, v in flags.items()})
+        facts = facts_of(**{k: v for k, v in flags.items()})  # type: ignore[arg-type]  # mypy: a **dict could name a typed keyword
         facts = facts.with_values({r: make_fact(r, "true", "test") for r in issue.requires})
         # Rows that restate a core check's cause are reported when the core check passes: the doctor measures
         # TensorFlow's own cuDNN and compiled archs (tf_cudnn, tf_archs), the known issue is what remains.

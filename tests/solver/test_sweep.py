@@ -66,7 +66,7 @@ def _machines(step: int = 1) -> list[dict[str, Optional[str]]]:
 
 
 def _agree(matrix, machine: dict[str, Optional[str]]) -> list[str]:  # type: ignore[no-untyped-def]
-    facts = facts_of(**machine)
+    facts = facts_of(**machine)  # type: ignore[arg-type]  # mypy: a **dict could name a typed keyword
     s = suggest(facts, matrix)
     out = []
     for name, pick in (("torch", s.torch), ("tensorflow", s.tensorflow)):
@@ -125,7 +125,7 @@ def test_what_blocks_newer_is_true_for_every_release_it_names(matrix) -> None:  
     # the matrix lacks (and a check was skipped for it).
     problems = []
     for machine in _machines(step=17):
-        facts = facts_of(**machine)
+        facts = facts_of(**machine)  # type: ignore[arg-type]  # mypy: a **dict could name a typed keyword
         s = suggest(facts, matrix)
         for name, pick in (("torch", s.torch), ("tensorflow", s.tensorflow)):
             rows = matrix.torch if name == "torch" else matrix.tensorflow

@@ -77,7 +77,7 @@ def report(
     hot_gpu: Optional[int] = None,
     smoke: Optional[SmokeResult] = None,
 ) -> dict[str, Any]:
-    env = env_with(**{**STACK, "COMPAT_OVERRIDE_CUDNN": cudnn})
+    env = env_with(**{**STACK, "COMPAT_OVERRIDE_CUDNN": cudnn})  # type: ignore[arg-type]  # mypy: a **dict could name a typed keyword
     facts = gather_facts(environ=env, nvml=FakeNvml(nvml_doc(driver, xid_gpu, hot_gpu)), frameworks=False)
     log = XID79_LOG if xid_gpu is not None else ""
     probes = dict(facts.probes)
@@ -139,7 +139,7 @@ def write(path: Path, text: str) -> None:
 
 def main() -> None:
     cluster = HERE / "cluster-a"
-    nodes = {
+    nodes: dict[str, dict[str, Any]] = {
         "gpu-a01": {},
         "gpu-a02": {"xid_gpu": 3},
         "gpu-a03": {"hot_gpu": 5},
