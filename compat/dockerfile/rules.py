@@ -285,7 +285,9 @@ def check_rules(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding | Skip]
         if ev.kind == "companion":
             yield from _companion(st, ev, newest)
         elif ev.kind == "flash-attn-wheel":
-            yield from _flash_attn_wheel(st, ev, m)
+            from compat.dockerfile.flashattn import flash_attn_wheel
+
+            yield from flash_attn_wheel(st, ev, m)
         elif ev.kind == "get-pip-url":
             url_event = ev
         elif ev.kind == "get-pip-run" and url_event is not None and url_event.version is None and ev.version:
@@ -425,95 +427,6 @@ def _xformers_pin(st: Stage, ev: Event, torch: Version) -> Iterator[Finding]:
         group="dockerfile",
         line=ev.line,
     )
-
-
-def torch_abi(st: Stage, raw: str | None, m: Matrix) -> bool | None:
-    """The C++ ABI (True: _GLIBCXX_USE_CXX11_ABI=1) of the stage's torch `raw`, from pytorch.yaml's cxx11_abi
-    table; None where unknown: a torch from the base image (pytorch/pytorch, NGC), a conda install, a nightly,
-    a release or variant the table does not cover."""
-    t = st.torch
-    if raw is None or t is None or t.raw != raw or t.from_base or t.install is None:
-        return None
-    if t.install.tool not in ("pip", "uv") or t.install.channel is not None:
-        return None
-    try:
-        v = Version(raw)
-    except InvalidVersion:
-        return None
-    tag = v.local
-    if tag is None:
-        rel = m.torch_release(v)
-        tag = rel.pypi_default if rel is not None else None
-    if not tag:
-        return None
-    return m.torch_cxx11_abi(v, tag)
-
-
-def _flash_attn_wheel(st: Stage, ev: Event, matrix: Matrix) -> Iterator[Finding]:
-    torch = _public(ev.torch)
-    m = FLASH_ATTN_WHEEL.search(ev.what + "-")
-    if torch is None or m is None or len(torch.release) < 2:
-        return
-    built = m.group("torch")
-    have = f"{torch.release[0]}.{torch.release[1]}"
-    if built != have:
-        yield Finding(
-            COMPANION,
-            "error",
-            f"flash-attn wheel built for torch {built}, the stage has torch {torch}",
-            f"Line {ev.line} installs {ev.what}{_in(ev)}, compiled against torch {built} (its file name says so); "
-            f"with torch {torch} its CUDA extension fails to import ('undefined symbol' from flash_attn_2_cuda).",
-            (
-                Fix(
-                    f"Install the flash-attn wheel whose name says torch{have}, or build flash-attn from source"
-                ),
-            ),
-            {"torch": str(torch), "flash_attn_wheel": ev.what, "stage": st.label},
-            group="dockerfile",
-            line=ev.line,
-        )
-        return
-    tcuda = st.torch.cuda if st.torch is not None and st.torch.cuda else None
-    wheel_major = m.group("cu")[:2]
-    if tcuda is not None and tcuda.split(".")[0] != wheel_major:
-        yield Finding(
-            COMPANION,
-            "error",
-            f"flash-attn wheel built for CUDA {wheel_major}, torch {torch} uses CUDA {tcuda}",
-            f"Line {ev.line} installs {ev.what}{_in(ev)}, compiled with CUDA {wheel_major} (cu{m.group('cu')} in its "
-            f"file name); the stage's torch is a CUDA {tcuda} build, so the extension cannot load its CUDA runtime.",
-            (
-                Fix(
-                    f"Install the flash-attn wheel whose name says cu{tcuda.split('.')[0]}, matching torch's CUDA"
-                ),
-            ),
-            {"torch": str(torch), "torch_cuda": tcuda, "flash_attn_wheel": ev.what, "stage": st.label},
-            group="dockerfile",
-            line=ev.line,
-        )
-    wheel_abi = m.group("abi") == "TRUE"
-    abi = torch_abi(st, ev.torch, matrix) if ev.platform is None or ev.platform.startswith("linux") else None
-    if abi is not None and abi != wheel_abi:
-        want = "TRUE" if abi else "FALSE"
-        right = ev.what.replace(f"cxx11abi{m.group('abi')}", f"cxx11abi{want}")
-        yield Finding(
-            COMPANION,
-            "error",
-            f"flash-attn wheel built for cxx11abi{m.group('abi')}, torch {torch} uses cxx11abi{want}",
-            f"Line {ev.line} installs {ev.what}{_in(ev)}, compiled with _GLIBCXX_USE_CXX11_ABI="
-            f"{int(wheel_abi)} (cxx11abi{m.group('abi')} in its file name); the stage's torch {ev.torch} wheel is "
-            f"built with _GLIBCXX_USE_CXX11_ABI={int(abi)} (torch.compiled_with_cxx11_abi() is {abi}), so its "
-            "CUDA extension fails to import ('undefined symbol' from flash_attn_2_cuda).",
-            (Fix(f"Install the flash-attn wheel whose name says cxx11abi{want}: {right}"),),
-            {
-                "torch": str(torch),
-                "torch_cxx11_abi": str(abi).lower(),
-                "flash_attn_wheel": ev.what,
-                "stage": st.label,
-            },
-            group="dockerfile",
-            line=ev.line,
-        )
 
 
 _DATACENTER_ONLY = re.compile(r"geforce|titan|quadro|^rtx|rtx a\d|rtx \d", re.I)

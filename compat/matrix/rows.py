@@ -118,7 +118,7 @@ class TorchRelease:
 @dataclass(frozen=True)
 class TorchAbi:
     """One row of pytorch.yaml's `cxx11_abi` table: the C++ ABI (_GLIBCXX_USE_CXX11_ABI) of the Linux x86_64
-    wheels (PyPI and download.pytorch.org) of the torch releases in `torch`, for the variant tags in
+    wheels (PyPI and PyTorch's own index) of the torch releases in `torch`, for the variant tags in
     `variants` (None: every variant). The first row that matches a (release, tag) wins."""
 
     torch: SpecifierSet

@@ -502,8 +502,8 @@ def test_cxx11_abi_table_rows(dmatrix: Any) -> None:
 def test_cxx11_abi_table_is_validated(tmp_path: Path) -> None:
     import shutil
 
-    from compat.matrix import load_matrix
     from compat.errors import MatrixError
+    from compat.matrix import load_matrix
 
     root = Path(__file__).resolve().parents[2] / "matrix"
     for f in root.glob("*.yaml"):
