@@ -22,6 +22,20 @@ ENUMS = (
 _CODE_KEYS = {"enum", "name", "value", "category", "confidence", "meaning", "message", "source", "header"}
 
 
+MIN_MESSAGE_WORDS = 3
+"""A code's message matches on its own only with this many words: ncclGetErrorString's "timeout" and
+"invalid argument" are words any program prints ("Timeout waiting for RPC from GSP!", "CUDA error: invalid
+argument"); those codes still match by name, and "NCCL error in: ..., invalid argument" by its own row."""
+
+
+def _own_message(message: str | None) -> str | None:
+    """The part of a code's message that identifies it, or None when it is too generic to match alone."""
+    if not message:
+        return None
+    text = message.split(" (run with")[0]
+    return text if len(text.split()) >= MIN_MESSAGE_WORDS else None
+
+
 _FAMILY_KEYWORD = {
     "cudaError_t": "cudaerror",
     "CUresult": "cuda_error_",
@@ -49,8 +63,9 @@ def _code_pattern(enum: str, name: str, message: str | None) -> str:
             return rf"\b(?:{names[0]}|{spaced}):"
         return rf"XlaRuntimeError: (?:{names[0]}|{spaced})\b"
     alt = "|".join(names)
-    if message:
-        alt += "|" + re.escape(message.split(" (run with")[0])
+    own = _own_message(message)
+    if own:
+        alt += "|" + re.escape(own)
     return rf"(?<![A-Za-z0-9_])(?:{alt})(?![A-Za-z0-9_])"
 
 
@@ -107,8 +122,9 @@ def _codes(doc: Any) -> tuple[list[Signature], dict[int, Signature], list[str]]:
                 if name == "RESOURCE_EXHAUSTED"
                 else ["xlaruntimeerror: "]
             )
-        if msg:
-            kws.append(msg.split(" (run with")[0].lower())
+        own = _own_message(msg)
+        if own:
+            kws.append(own.lower())
         title = None if cat != "gpu_error" else f"{enum} {name}"
         sig = Signature(
             f"code-{str(enum).replace('::', '-').lower()}-{str(name).lower()}",
