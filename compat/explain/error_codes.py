@@ -36,6 +36,11 @@ def _own_message(message: str | None) -> str | None:
     return text if len(text.split()) >= MIN_MESSAGE_WORDS else None
 
 
+def _short_nvml(name: str) -> str:
+    """NVML_ERROR_DRIVER_NOT_LOADED -> NVML_DRIVER_NOT_LOADED."""
+    return "NVML_" + name[len("NVML_ERROR_") :]
+
+
 _FAMILY_KEYWORD = {
     "cudaError_t": "cudaerror",
     "CUresult": "cuda_error_",
@@ -55,6 +60,8 @@ def _code_pattern(enum: str, name: str, message: str | None) -> str:
     if enum == "nvmlReturn_t" and name.startswith("NVML_ERROR_"):
         # pynvml raises NVMLError_<CamelCase> (NVMLError_LibRmVersionMismatch)
         names.append("NVMLError_" + "".join(w.capitalize() for w in name[len("NVML_ERROR_") :].split("_")))
+        # bindings that drop the "ERROR_" (go-nvml's String(), Mojo): NVML_DRIVER_NOT_LOADED
+        names.append(_short_nvml(name))
     if enum == "absl::StatusCode":
         # XLA/TF print the status as "CODE: message" ("RESOURCE_EXHAUSTED: Out of memory ...") and older
         # TensorFlow as "Resource exhausted: ..."; only RESOURCE_EXHAUSTED is read outside an XlaRuntimeError.
@@ -115,7 +122,7 @@ def _codes(doc: Any) -> tuple[list[Signature], dict[int, Signature], list[str]]:
         # small (fast), and the few lines holding a prefix are checked against each row's exact name.
         kws = [_FAMILY_KEYWORD.get(str(enum), str(name).lower())]
         if enum == "nvmlReturn_t" and str(name).startswith("NVML_ERROR_"):
-            kws.append("nvmlerror_")
+            kws.extend(["nvmlerror_", _short_nvml(str(name)).lower()])
         if enum == "absl::StatusCode":
             kws = (
                 ["resource_exhausted:", "resource exhausted:"]
