@@ -15,12 +15,12 @@ from compat.explain.signature import Catalogue
 from tests.explain.helpers import cases
 from tests.explain.wild import WILD, score, wild_cases
 
-# Measured with the catalogue tuned on the 248-case tuning split (s4-tune): tuning 232/248, frozen 104/132.
+# Measured with the catalogue tuned on the 248-case tuning split (s4-tune): tuning 232/248, frozen 105/132.
 # Before that tuning, on the 380-case corpus: tuning 205/248, frozen 100/132 (nothing-found 28 and 20).
-FLOOR = {"tuning": 232, "frozen": 104}
+FLOOR = {"tuning": 232, "frozen": 105}
 # Every wild log shows a failure: "nothing-found" on it is a miss. The tuning split has none left; the
 # frozen split has this many (not tuned on).
-NOTHING_FOUND_MAX = {"tuning": 0, "frozen": 17}
+NOTHING_FOUND_MAX = {"tuning": 0, "frozen": 16}
 TOTAL_MIN = 380
 PER_CATEGORY_MIN = 25
 KEYS = {"id", "url", "year", "family", "expected", "confirmed", "log", "file", "split"}
