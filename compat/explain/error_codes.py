@@ -22,6 +22,25 @@ ENUMS = (
 _CODE_KEYS = {"enum", "name", "value", "category", "confidence", "meaning", "message", "source", "header"}
 
 
+MIN_MESSAGE_WORDS = 3
+"""A code's message matches on its own only with this many words: ncclGetErrorString's "timeout" and
+"invalid argument" are words any program prints ("Timeout waiting for RPC from GSP!", "CUDA error: invalid
+argument"); those codes still match by name, and "NCCL error in: ..., invalid argument" by its own row."""
+
+
+def _own_message(message: str | None) -> str | None:
+    """The part of a code's message that identifies it, or None when it is too generic to match alone."""
+    if not message:
+        return None
+    text = message.split(" (run with")[0]
+    return text if len(text.split()) >= MIN_MESSAGE_WORDS else None
+
+
+def _short_nvml(name: str) -> str:
+    """NVML_ERROR_DRIVER_NOT_LOADED -> NVML_DRIVER_NOT_LOADED."""
+    return "NVML_" + name[len("NVML_ERROR_") :]
+
+
 _FAMILY_KEYWORD = {
     "cudaError_t": "cudaerror",
     "CUresult": "cuda_error_",
@@ -41,6 +60,8 @@ def _code_pattern(enum: str, name: str, message: str | None) -> str:
     if enum == "nvmlReturn_t" and name.startswith("NVML_ERROR_"):
         # pynvml raises NVMLError_<CamelCase> (NVMLError_LibRmVersionMismatch)
         names.append("NVMLError_" + "".join(w.capitalize() for w in name[len("NVML_ERROR_") :].split("_")))
+        # bindings that drop the "ERROR_" (go-nvml's String(), Mojo): NVML_DRIVER_NOT_LOADED
+        names.append(_short_nvml(name))
     if enum == "absl::StatusCode":
         # XLA/TF print the status as "CODE: message" ("RESOURCE_EXHAUSTED: Out of memory ...") and older
         # TensorFlow as "Resource exhausted: ..."; only RESOURCE_EXHAUSTED is read outside an XlaRuntimeError.
@@ -49,8 +70,9 @@ def _code_pattern(enum: str, name: str, message: str | None) -> str:
             return rf"\b(?:{names[0]}|{spaced}):"
         return rf"XlaRuntimeError: (?:{names[0]}|{spaced})\b"
     alt = "|".join(names)
-    if message:
-        alt += "|" + re.escape(message.split(" (run with")[0])
+    own = _own_message(message)
+    if own:
+        alt += "|" + re.escape(own)
     return rf"(?<![A-Za-z0-9_])(?:{alt})(?![A-Za-z0-9_])"
 
 
@@ -100,15 +122,16 @@ def _codes(doc: Any) -> tuple[list[Signature], dict[int, Signature], list[str]]:
         # small (fast), and the few lines holding a prefix are checked against each row's exact name.
         kws = [_FAMILY_KEYWORD.get(str(enum), str(name).lower())]
         if enum == "nvmlReturn_t" and str(name).startswith("NVML_ERROR_"):
-            kws.append("nvmlerror_")
+            kws.extend(["nvmlerror_", _short_nvml(str(name)).lower()])
         if enum == "absl::StatusCode":
             kws = (
                 ["resource_exhausted:", "resource exhausted:"]
                 if name == "RESOURCE_EXHAUSTED"
                 else ["xlaruntimeerror: "]
             )
-        if msg:
-            kws.append(msg.split(" (run with")[0].lower())
+        own = _own_message(msg)
+        if own:
+            kws.append(own.lower())
         title = None if cat != "gpu_error" else f"{enum} {name}"
         sig = Signature(
             f"code-{str(enum).replace('::', '-').lower()}-{str(name).lower()}",
