@@ -36,9 +36,3 @@ ALIASES: dict[str, str] = {"pytorch": "torch"}
 def providing(framework: str) -> tuple[str, ...]:
     """The distributions that provide `framework`'s module, the canonical one first."""
     return tuple(d for d, f in DISTRIBUTIONS.items() if f == framework)
-
-
-def framework_of(distribution: str) -> str | None:
-    """The framework a distribution (or alias) belongs to; None when it is not a framework's."""
-    name = distribution.lower().replace("_", "-")
-    return DISTRIBUTIONS.get(name) or SUPPORT.get(name) or ALIASES.get(name)

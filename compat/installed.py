@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from importlib import metadata
 from typing import Optional
@@ -19,16 +18,6 @@ FRAMEWORKS = {
     "jax": "jax",
     "jaxlib": "jaxlib",
 }
-
-
-def distributions() -> dict[str, str]:
-    """Installed distribution name (normalised) -> version."""
-    out: dict[str, str] = {}
-    for dist in metadata.distributions():
-        name = dist.metadata["Name"] if dist.metadata is not None else None
-        if name:
-            out.setdefault(re.sub(r"[-_.]+", "-", name).lower(), dist.version)
-    return out
 
 
 def requires(dist_name: str) -> list[str]:
