@@ -20,6 +20,8 @@ NEW_ROWS = [
     ("GeForce GTX 1660 SUPER", "7.5"),
     ("GeForce GTX 1650 SUPER", "7.5"),
     ("NVIDIA GeForce GTX 1650 SUPER", "7.5"),
+    ("NVIDIA GeForce GTX 1650", "7.5"),
+    ("NVIDIA GeForce GTX 1050 Ti", "6.1"),
 ]
 
 
@@ -31,11 +33,19 @@ def test_new_rows_resolve_by_their_device_name(run, name: str, cc: str) -> None:
     assert (gpu["cc"], gpu["cc_source"]) == (cc, "matrix"), gpu
 
 
-def test_the_1660_super_is_not_confused_with_its_siblings(matrix) -> None:  # type: ignore[no-untyped-def]
-    names = {g.name for g in matrix.gpus}
-    assert "GeForce GTX 1660 SUPER" in names
-    # The plain GTX 1660 / 1660 Ti have no capture cited here: they must not resolve through the SUPER row.
-    assert "GeForce GTX 1660" not in names
+@pytest.mark.parametrize(
+    "typed", ["NVIDIA GeForce GTX 1660", "GTX 1660", "GeForce GTX 1660 Ti", "RTX 2070 SUPER"]
+)
+def test_a_super_or_ti_row_does_not_answer_for_its_sibling(matrix, typed: str) -> None:  # type: ignore[no-untyped-def]
+    # The plain GTX 1660 and the 1660 Ti have no cited capture: the lenient lookup must not lend them the
+    # SUPER's row (nor the RTX 2070 SUPER the RTX 2070's), whatever the value would be.
+    row = matrix.gpu(typed)
+    assert row is None, row
+
+
+def test_the_family_name_still_resolves_where_every_variant_agrees(matrix) -> None:  # type: ignore[no-untyped-def]
+    row = matrix.gpu("RTX PRO 6000")
+    assert row is not None and str(row.cc) == "12.0"
 
 
 @pytest.mark.parametrize("name", ["NVIDIA H800", "NVIDIA A800-SXM4-80GB", "NVIDIA GeForce MX150"])
@@ -57,6 +67,7 @@ def test_rows_sourced_from_a_repository_cite_a_pinned_commit() -> None:
     pinned = re.compile(r"^https://github\.com/[^/]+/[^/]+/blob/[0-9a-f]{40}/\S+$")
     github_rows = [g for g in _rows() if str(g["source"]).startswith("https://github.com/")]
     capture_rows = [g for g in github_rows if "/blob/" in str(g["source"])]
-    assert {"GeForce GTX 1660 SUPER", "GeForce GTX 1650 SUPER"} <= {g["name"] for g in capture_rows}
+    new = {"GeForce GTX 1660 SUPER", "GeForce GTX 1650 SUPER", "GeForce GTX 1650", "GeForce GTX 1050 Ti"}
+    assert new <= {g["name"] for g in capture_rows}
     for g in capture_rows:
         assert pinned.match(str(g["source"])), g
