@@ -27,6 +27,8 @@ from compat.matrix.yamlio import _yaml_load
 from compat.versions import CC
 
 _PREFIXES = ("nvidia ", "geforce ", "tesla ")
+# Suffixes (spaces removed) that name a different product than the name they extend: GTX 1660 vs GTX 1660 SUPER/Ti.
+_VARIANT_SUFFIXES = ("super", "ti")
 
 
 def normalize_gpu_name(name: str) -> str:
@@ -193,7 +195,12 @@ class Matrix:
                 # "4090" matches "rtx 4090" but not "rtx 4090 d" or "rtx 4090 laptop": the number ends the name.
                 if re.search(r"(?<!\d)" + compact + r"$", ck):
                     rows[row.name] = row
-            elif ck.startswith(compact) and (not compact[-1].isdigit() or not ck[len(compact)].isdigit()):
+            elif (
+                ck.startswith(compact)
+                and (not compact[-1].isdigit() or not ck[len(compact)].isdigit())
+                # "GTX 1660" is not "GTX 1660 SUPER"/"Ti": a SUPER or Ti suffix names another product.
+                and not ck[len(compact) :].startswith(_VARIANT_SUFFIXES)
+            ):
                 rows[row.name] = row
         found = exact or rows
         ccs = {r.cc for r in found.values()}
