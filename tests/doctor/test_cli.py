@@ -159,6 +159,7 @@ def test_fake_interpreter_that_segfaults(matrix_dir: Path, tmp_path: Path) -> No
     assert f["severity"] == "error" and "SIGSEGV" in f["title"] and f["group"] == "frameworks"
 
 
+@pytest.mark.slow  # bounded-time/hang case: ~3-7 s of waiting; .ci/run's slow step runs it
 def test_fake_interpreter_that_hangs_is_bounded(matrix_dir: Path, tmp_path: Path) -> None:
     py = fake_python(tmp_path, "hang")
     t0 = time.monotonic()

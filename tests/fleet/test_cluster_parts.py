@@ -190,6 +190,7 @@ def test_importing_compat_and_the_fleet_command_does_not_import_ray() -> None:
     assert out.strip() == "False"
 
 
+@pytest.mark.slow  # bounded-time/hang case: ~3-7 s of waiting; .ci/run's slow step runs it
 def test_an_address_that_is_not_a_ray_cluster_fails_within_the_timeout() -> None:
     import socket
     import subprocess

@@ -183,6 +183,7 @@ print(json.dumps(out))
     assert child_json(code, _env(fake_nvml, tmp_path / "b", lost)) == [33, 33, 15, 15]
 
 
+@pytest.mark.slow  # bounded-time/hang case: ~3-7 s of waiting; .ci/run's slow step runs it
 def test_injected_hang_and_crash(fake_nvml: FakeNvmlLib, tmp_path: Path) -> None:
     code = (
         "import pynvml as n; n.nvmlInit(); h = n.nvmlDeviceGetHandleByIndex(0); n.nvmlDeviceGetPowerUsage(h)"

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.fake_nvml import FakeNvmlLib
 from tests.nvml.helpers import child, compat, doctor, node_env, profile, traced
 
@@ -80,6 +82,7 @@ def test_guard_live_gpu_count_and_free_memory(fake_nvml: FakeNvmlLib, tmp_path: 
     assert "nvmlDeviceGetMemoryInfo" in traced(tmp_path)
 
 
+@pytest.mark.slow  # bounded-time/hang case: ~3-7 s of waiting; .ci/run's slow step runs it
 def test_fleet_of_fake_nodes(fake_nvml: FakeNvmlLib, bare_python: str, tmp_path: Path) -> None:
     reports = []
     env: dict[str, str] = {}

@@ -145,6 +145,7 @@ def test_no_permission_and_lost_gpu_are_reported(
     assert errs and all("lost" in m.lower() for m in errs.values())
 
 
+@pytest.mark.slow  # bounded-time/hang case: ~3-7 s of waiting; .ci/run's slow step runs it
 def test_nvml_hang_is_a_finding_not_a_hang(fake_nvml: FakeNvmlLib, bare_python: str, tmp_path: Path) -> None:
     doc = profile("l40s")
     doc["faults"] = {"hang": ["nvmlDeviceGetTemperature"]}

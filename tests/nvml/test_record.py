@@ -61,6 +61,7 @@ def test_record_keeps_errors_missing_functions_and_raw_bytes(fake_nvml: FakeNvml
     assert rec["host"]["proc_version"].startswith("NVRM version:") and "nvidiactl" in rec["host"]["dev_nodes"]
 
 
+@pytest.mark.slow  # bounded-time/hang case: ~3-7 s of waiting; .ci/run's slow step runs it
 def test_record_survives_a_crashing_or_hanging_driver(fake_nvml: FakeNvmlLib, tmp_path: Path) -> None:
     doc = profile("l40s")
     doc["faults"] = {"crash": ["nvmlDeviceGetName"]}

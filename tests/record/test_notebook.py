@@ -130,6 +130,7 @@ def test_segfault(kernel: Kernel, cache: Path) -> None:
     assert "SIGSEGV" in out or "Segmentation fault" in out
 
 
+@pytest.mark.slow  # bounded-time/hang case: ~3-7 s of waiting; .ci/run's slow step runs it
 def test_memory_limit(kernel: Kernel, cache: Path, memcg: Path | None) -> None:
     if memcg is None:
         pytest.skip(

@@ -112,6 +112,7 @@ def test_report_is_schema_valid_and_the_ring_buffer_is_bounded(cache: Path, tmp_
     assert last.returncode == 0 and json.loads(last.stdout)["verdict"]["outcome"] == "ok"
 
 
+@pytest.mark.slow  # bounded-time/hang case: ~3-7 s of waiting; .ci/run's slow step runs it
 def test_host_oom_in_a_memory_limited_cgroup(cache: Path, memcg: Path | None, tmp_path: Path) -> None:
     """The child joins a 96 MiB cgroup, waits for the recorder to see it there (2 s, 10 samples), then allocates
     until the kernel's OOM killer ends it."""
@@ -171,6 +172,7 @@ while sys.stdin.readable():
 """
 
 
+@pytest.mark.slow  # bounded-time/hang case: ~3-7 s of waiting; .ci/run's slow step runs it
 def test_gpu_path_with_a_recorded_sampler_stream(
     tmp_path: Path, cache: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
