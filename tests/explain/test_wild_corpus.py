@@ -15,13 +15,14 @@ from compat.explain.signature import Catalogue
 from tests.explain.helpers import cases
 from tests.explain.wild import WILD, score, wild_cases
 
-# Measured with the catalogue tuned on the 248-case tuning split (s4-tune): tuning 232/248, frozen 105/132.
-# Before that tuning, on the 380-case corpus: tuning 205/248, frozen 100/132 (nothing-found 28 and 20).
-FLOOR = {"tuning": 232, "frozen": 105}
+# Measured on the 501-case corpus (333 tuning, 168 frozen) with the catalogue tuned on the tuning split only
+# (three passes): tuning 310/333, frozen 134/168. History: 234 cases before this session (151/155, 66/79);
+# 380 cases untuned 205/248, 100/132; first pass 232/248, 105/132.
+FLOOR = {"tuning": 310, "frozen": 134}
 # Every wild log shows a failure: "nothing-found" on it is a miss. The tuning split has none left; the
 # frozen split has this many (not tuned on).
-NOTHING_FOUND_MAX = {"tuning": 0, "frozen": 16}
-TOTAL_MIN = 380
+NOTHING_FOUND_MAX = {"tuning": 0, "frozen": 20}
+TOTAL_MIN = 500
 PER_CATEGORY_MIN = 25
 KEYS = {"id", "url", "year", "family", "expected", "confirmed", "log", "file", "split"}
 
@@ -92,4 +93,4 @@ def test_status_of_every_tuning_case(catalogue: Catalogue) -> None:
         s.feed_block(c["log"], final=True)
         statuses[status_of(s.diagnoses())] += 1
     assert statuses["nothing-found"] == 0
-    assert statuses["inconclusive"] >= 1 and statuses["diagnosed"] >= 229
+    assert statuses["inconclusive"] >= 1 and statuses["diagnosed"] >= 306
