@@ -59,6 +59,7 @@ def test_endless_output_is_bounded_in_time_and_memory(fake_bin: FakeBin) -> None
     assert out["kept"] <= 3 * MAX_OUTPUT  # its head and its tail
 
 
+@pytest.mark.slow  # bounded-time/hang case: ~2-3 s of waiting; .ci/run's slow step runs it
 def test_framework_child_that_prints_forever_is_a_timeout(tmp_path: Path) -> None:
     py = write_exe(
         tmp_path,

@@ -111,6 +111,7 @@ def test_answers_become_node_entries() -> None:
     assert answer_to_input("gpu-1", node, None, 60).status == "failed"
 
 
+@pytest.mark.slow  # bounded-time/hang case: ~2-3 s of waiting; .ci/run's slow step runs it
 def test_run_doctor_kills_a_hung_doctor_and_its_children(tmp_path: Path) -> None:
     pidfile = tmp_path / "grandchild.pid"
     code = (

@@ -93,6 +93,7 @@ def test_sanity_bounds(raw: dict[str, Any], field: str) -> None:
     assert [g["field"] for g in nvml_garbage({"status": "ok", **raw})] == [field]
 
 
+@pytest.mark.slow  # bounded-time/hang case: ~2-3 s of waiting; .ci/run's slow step runs it
 def test_hanging_nvcc_is_a_finding_not_silently_replaced(
     fake_nvml: FakeNvmlLib, bare_python: str, tmp_path: Path
 ) -> None:

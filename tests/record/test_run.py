@@ -233,6 +233,7 @@ def test_recorder_failure_never_stops_the_child(
     assert doc["exit"]["status"] == "exited" and doc["exit"]["code"] == 0
 
 
+@pytest.mark.slow  # bounded-time/hang case: ~2-3 s of waiting; .ci/run's slow step runs it
 def test_watch_a_process_started_elsewhere(cache: Path, tmp_path: Path) -> None:
     victim = subprocess.Popen(
         [PY, "-c", "import time; x=bytearray(30<<20); time.sleep(2); import os; os.kill(os.getpid(), 9)"]

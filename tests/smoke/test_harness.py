@@ -127,6 +127,7 @@ def test_grandchild_that_outlives_the_child_is_killed(tmp_path: Path, mode: str)
     assert group_alive(run.pgid) == []
 
 
+@pytest.mark.slow  # bounded-time/hang case: ~2-3 s of waiting; .ci/run's slow step runs it
 def test_grandchild_of_a_hung_child_goes_with_the_group(tmp_path: Path) -> None:
     pidfile = tmp_path / "grandchild.pid"
     run = standin(tmp_path, "grandchild_hang", pidfile=pidfile, timeout=2.0)
