@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from compat.explain import Diagnosis, Evidence
 from compat.explain.catalogue import default_catalogue
-from compat.explain.prefilter import prefilter_for
+from compat.explain.prefilter import prefilter_for, scan_tables
 from compat.explain.settle import settle_suspects
 from compat.explain.signature import Catalogue, Death, Signature
 from compat.findings import Fix
@@ -119,19 +119,8 @@ class Scanner:
         self.context_lines = max(0, min(int(context), MAX_CONTEXT))
         self._pf_ci = re.compile(catalogue.prefilter.pattern, re.IGNORECASE)
         self.prefilter = prefilter_for(catalogue.keywords, pure=pure)
-        self._rows_by_kw: dict[str, list[Signature]] = {}
-        for sig in catalogue.all_rows:
-            for k in sig.keywords:
-                self._rows_by_kw.setdefault(k, []).append(sig)
-        self._deaths_by_kw: dict[str, list[Death]] = {}
-        for d in catalogue.deaths:
-            for k in d.keywords:
-                self._deaths_by_kw.setdefault(k, []).append(d)
-        self._order = {sig.id: i for i, sig in enumerate(catalogue.all_rows)}
-        # The trie regex finds the longest keyword at a position; shorter keywords that are its prefixes
-        # ("pytorch was compiled" in "pytorch was compiled against") come with it.
-        kws = set(self._rows_by_kw) | set(self._deaths_by_kw)
-        self._closure = {w: [k for k in kws if w.startswith(k)] for w in kws}
+        # Keyword -> rows and deaths, row order, prefix closure: derived once per catalogue (scan_tables).
+        self._rows_by_kw, self._deaths_by_kw, self._order, self._closure = scan_tables(catalogue)
         self.hits: dict[str, _Hit] = {}
         self.deaths_seen: dict[str, _DeathSeen] = {}
         self.context: dict[str, str] = {}

@@ -51,3 +51,30 @@ def prefilter_for(words: frozenset[str], *, pure: bool = False) -> Prefilter:
     if key not in _PREFILTERS:
         _PREFILTERS[key] = Prefilter(words, pure=pure)
     return _PREFILTERS[key]
+
+
+ScanTables = tuple[dict[str, list[Any]], dict[str, list[Any]], dict[str, int], dict[str, list[str]]]
+
+
+def scan_tables(catalogue: Any) -> ScanTables:
+    """What every Scanner of `catalogue` looks up: keyword -> signature rows, keyword -> deaths, each row's order,
+    and each keyword's prefix closure (the trie finds the longest keyword at a position; shorter keywords that
+    are its prefixes, "pytorch was compiled" in "pytorch was compiled against", come with it). Built once per
+    catalogue (the closure is quadratic in the keywords) and kept on the frozen catalogue object."""
+    cached: ScanTables | None = catalogue.__dict__.get("_scan_tables")
+    if cached is not None:
+        return cached
+    rows: dict[str, list[Any]] = {}
+    for sig in catalogue.all_rows:
+        for k in sig.keywords:
+            rows.setdefault(k, []).append(sig)
+    deaths: dict[str, list[Any]] = {}
+    for d in catalogue.deaths:
+        for k in d.keywords:
+            deaths.setdefault(k, []).append(d)
+    order = {sig.id: i for i, sig in enumerate(catalogue.all_rows)}
+    kws = set(rows) | set(deaths)
+    closure = {w: [k for k in kws if w.startswith(k)] for w in kws}
+    tables: ScanTables = (rows, deaths, order, closure)
+    object.__setattr__(catalogue, "_scan_tables", tables)  # derived data on a frozen object: set once
+    return tables
