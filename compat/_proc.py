@@ -148,28 +148,18 @@ def kill_all() -> None:
 
 atexit.register(kill_all)  # a probe still running in a daemon thread when compat ends goes with it
 
-_INSTALLED = False
-
 
 def _on_signal(signum: int, frame: Any) -> None:
-    kill_all()
-    with contextlib.suppress(Exception):
-        sys.stderr.flush()
-    os._exit(128 + signum)
+    from compat._signals import _on_signal as handler
+
+    handler(signum, frame)
 
 
 def install_signal_handlers() -> None:
-    """TERM, HUP and INT: kill every child's group, remove temp dirs, exit 128+signal (main thread only)."""
-    global _INSTALLED
-    if _INSTALLED or threading.current_thread() is not threading.main_thread():
-        return
-    for name in ("SIGTERM", "SIGHUP", "SIGINT"):
-        sig = getattr(signal, name, None)
-        if sig is None:  # pragma: no cover - Windows has no SIGHUP
-            continue
-        with contextlib.suppress(OSError, ValueError):
-            signal.signal(sig, _on_signal)
-    _INSTALLED = True
+    """TERM, HUP and INT: kill every child's group, remove temp dirs, exit 128+signal (compat._signals)."""
+    from compat._signals import install_signal_handlers as install
+
+    install()
 
 
 # ------------------------------------------------------------------ one command, its answer

@@ -1,7 +1,7 @@
 """What the command line sets up before a command runs and settles after it: signals and standard streams.
 
 - Signals: TERM, HUP and INT kill every child's process group, remove compat's temporary directories and exit
-  128+signal (compat._proc.install_signal_handlers).
+  128+signal (compat._signals.install_signal_handlers).
 - Standard streams (issue 19, item 5): a closed stdin, stdout or stderr is replaced by /dev/null, so that no file
   compat opens later lands on descriptor 0, 1 or 2 (a cache file receiving the report). Reading a closed stdin is
   an input error (exit 2); a report that cannot be written (stdout closed, or a full device) is one line on
@@ -123,7 +123,7 @@ def start(argv: Optional[list[str]] = None) -> None:
     Every text write is made terminal-safe (compat._text.sanitize_output), on stdout and stderr alike.
     """
     global STDIN_CLOSED, STDOUT_CLOSED, _OUT
-    from compat._proc import install_signal_handlers
+    from compat._signals import install_signal_handlers
 
     install_signal_handlers()
     closed = [fd for fd in (0, 1, 2) if _closed(fd)]
