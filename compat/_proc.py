@@ -1,13 +1,13 @@
 """The one process runner: argv only, a timeout, stdin closed, a new session, whole-group kill, capped output.
 
 Every process compat starts goes through `spawn` (which also records it so that a signal to compat takes it
-down: see `install_signal_handlers`) and, for tools whose answer is their output, through `run`.
+down: see `compat._signals.install_signal_handlers`) and, for tools whose answer is their output, through `run`.
 
 - `run` takes the answer when the direct child exits, even if a detached grandchild still holds the pipes
   (a wrapper that starts a daemon and exits is not "hung"), and then kills the child's process group.
 - On Linux every child gets PR_SET_PDEATHSIG=SIGKILL (prctl(2)): if compat itself is SIGKILLed its direct
   children die with it. Children run in their own session, so a CI cancel or `scancel` that signals compat's
-  group never reaches them; `install_signal_handlers` kills every live child's group on TERM/HUP/INT, removes
+  group never reaches them; `compat._signals` (installed at start-up) kills every live child's group on TERM/HUP/INT, removes
   the temporary directories registered with `track_dir`, and exits 128+signal.
 """
 
@@ -147,19 +147,6 @@ def kill_all() -> None:
 
 
 atexit.register(kill_all)  # a probe still running in a daemon thread when compat ends goes with it
-
-
-def _on_signal(signum: int, frame: Any) -> None:
-    from compat._signals import _on_signal as handler
-
-    handler(signum, frame)
-
-
-def install_signal_handlers() -> None:
-    """TERM, HUP and INT: kill every child's group, remove temp dirs, exit 128+signal (compat._signals)."""
-    from compat._signals import install_signal_handlers as install
-
-    install()
 
 
 # ------------------------------------------------------------------ one command, its answer
