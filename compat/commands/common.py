@@ -95,6 +95,18 @@ def emit_document(document: Any, opts: OutputOptions) -> int:
     return _emit(document, opts.format, opts.fail_on)
 
 
+REDACT_OPT = typer.Option(
+    False,
+    "--redact",
+    help="Remove host names, user names in paths, GPU UUIDs and serials from the output.",
+)
+TARGET_PYTHON_OPT = typer.Option(
+    None,
+    "--python",
+    metavar="PATH",
+    help="Inspect this interpreter's environment (default: $VIRTUAL_ENV, else $CONDA_PREFIX, else the "
+    "python3 on PATH).",
+)
 SHOW_SKIPPED_OPT = typer.Option(
     False, "--show-skipped", help="List every skipped check with its reason (default: only their count)."
 )

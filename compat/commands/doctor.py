@@ -16,8 +16,10 @@ from compat.commands.common import (
     IGNORE_OPT,
     JSON_OPT,
     MATRIX_OPT,
+    REDACT_OPT,
     SELECT_OPT,
     SHOW_SKIPPED_OPT,
+    TARGET_PYTHON_OPT,
     emit_report,
     load,
     options,
@@ -261,20 +263,10 @@ def register(app: typer.Typer) -> None:
         fmt: Optional[str] = FORMAT_OPT,
         select: List[str] = SELECT_OPT,  # noqa: UP006
         ignore: List[str] = IGNORE_OPT,  # noqa: UP006
-        redact: bool = typer.Option(
-            False,
-            "--redact",
-            help="Remove host names, user names in paths, GPU UUIDs and serials from the output.",
-        ),
+        redact: bool = REDACT_OPT,
         show_skipped: bool = SHOW_SKIPPED_OPT,
         no_smoke: bool = typer.Option(False, "--no-smoke", help="Skip the smoke-training job."),
-        python: Optional[str] = typer.Option(
-            None,
-            "--python",
-            metavar="PATH",
-            help="Inspect this interpreter's environment (default: $VIRTUAL_ENV, else $CONDA_PREFIX, else the "
-            "python3 on PATH).",
-        ),
+        python: Optional[str] = TARGET_PYTHON_OPT,
         save_snapshot: Optional[str] = typer.Option(
             None,
             "--save-snapshot",

@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 import typer
 
-from compat.commands.common import MATRIX_OPT, load
+from compat.commands.common import MATRIX_OPT, REDACT_OPT, TARGET_PYTHON_OPT, load
 from compat.errors import EXIT_OK
 
 
@@ -33,18 +33,8 @@ def register(app: typer.Typer) -> None:
         log: Optional[str] = typer.Argument(
             None, metavar="[LOG]", help="A crash log to explain too ('-' reads standard input)."
         ),
-        redact: bool = typer.Option(
-            False,
-            "--redact",
-            help="Remove host names, user names in paths, GPU UUIDs and serials.",
-        ),
-        python: Optional[str] = typer.Option(
-            None,
-            "--python",
-            metavar="PATH",
-            help="Inspect this interpreter's environment (default: $VIRTUAL_ENV, else $CONDA_PREFIX, else the "
-            "python3 on PATH).",
-        ),
+        redact: bool = REDACT_OPT,
+        python: Optional[str] = TARGET_PYTHON_OPT,
         snapshot: Optional[str] = typer.Option(
             None,
             "--snapshot",
