@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 import compat.explain as ex
-from tests.explain.helpers import DATA, ROOT, case
+from tests.explain.helpers import ROOT, case
+from tests.explain.wild import wild_cases
 
 
 @pytest.fixture(autouse=True)
@@ -19,11 +20,7 @@ def _matrix_dir(monkeypatch) -> None:  # type: ignore[no-untyped-def]
 
 
 def _wild(case_id: str) -> dict[str, Any]:
-    for path in sorted((DATA / "wild").glob("*.yaml")):
-        for c in yaml.safe_load(path.read_text(encoding="utf-8"))["cases"]:
-            if c["id"] == case_id:
-                return dict(c)
-    raise KeyError(case_id)
+    return next(c for c in wild_cases("tuning") if c["id"] == case_id)
 
 
 def _confirm(log: str) -> tuple[str, str]:
