@@ -20,7 +20,7 @@ from compat.commands.common import (
     SELECT_OPT,
     SHOW_SKIPPED_OPT,
     TARGET_PYTHON_OPT,
-    emit_report,
+    emit_document,
     load,
     options,
 )
@@ -426,10 +426,13 @@ def _emit(report: Any, opts: Any, *, redact: bool, show_skipped: bool) -> int:
         sys.stdout.write(doctor_markdown(report.to_json(), redact=redact))
         return code
 
-    def plain() -> int:
-        return emit_report(
-            report, opts, title="compat doctor", kind="doctor", show_skipped=show_skipped, inventory=True
+    def plain() -> int:  # `report` is already narrowed: the document is emitted as it stands
+        from compat.output.documents import ReportDocument
+
+        doc = ReportDocument(
+            report, title="compat doctor", kind="doctor", show_skipped=show_skipped, inventory=True
         )
+        return emit_document(doc, opts)
 
     if not redact:
         return plain()
