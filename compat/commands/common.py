@@ -71,24 +71,6 @@ def emit_report(
     return _emit(doc, opts.format, opts.fail_on)
 
 
-def emit(
-    report: Report,
-    *,
-    json_out: bool,
-    title: str,
-    fail_on: str,
-    show_skipped: bool = True,
-    inventory: bool = False,
-) -> int:
-    """Print the report (JSON document alone on stdout, or text) and return the exit code (kept for callers that
-    predate `emit_report`)."""
-    from compat.output.documents import ReportDocument
-    from compat.output.emit import emit as _emit
-
-    doc = ReportDocument(report, title=title, show_skipped=show_skipped, inventory=inventory)
-    return _emit(doc, "json" if json_out else "text", check_fail_on(fail_on))
-
-
 def emit_document(document: Any, opts: OutputOptions) -> int:
     from compat.output.emit import emit as _emit
 
