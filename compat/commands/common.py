@@ -6,22 +6,11 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
-from compat.errors import InputError
 from compat.findings import Report
 from compat.matrix import Matrix, get_matrix
 
 if TYPE_CHECKING:
     from compat.output.options import OutputOptions
-
-FAIL_ON = ("error", "warning")
-
-
-def check_fail_on(value: Optional[str]) -> str:
-    if value is None:
-        return "error"
-    if value not in FAIL_ON:
-        raise InputError(f"--fail-on must be one of {', '.join(FAIL_ON)}, got {value!r}")
-    return value
 
 
 def load(matrix: Optional[str]) -> Matrix:
