@@ -4,6 +4,7 @@ an unknown COMPAT_GUARD value warns once, and with no home directory the cache n
 from __future__ import annotations
 
 import os
+import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
@@ -93,14 +94,20 @@ def test_no_home_directory_never_gives_a_relative_cache(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     _no_home(monkeypatch)
-    monkeypatch.chdir(tmp_path)
+    # The per-user fallback lives in the temp directory: this test's own, so no cache is left in the real /tmp.
+    tmp, repo = tmp_path / "tmp", tmp_path / "repo"
+    tmp.mkdir()
+    repo.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    monkeypatch.chdir(repo)
     d = cache.cache_dir({})
     assert os.path.isabs(d) and "~" not in d.split(os.sep)
+    assert Path(d).parent == tmp
     # The guard end to end: on main it created ./~/.cache/compat in the user's repository.
     env = {"COMPAT_OVERRIDE_DRIVER": "550.54.15", "COMPAT_OVERRIDE_GPU": "", "COMPAT_OVERRIDE_TORCH": ""}
     compat.guard(environ=env)
-    assert not (tmp_path / "~").exists()
-    assert os.listdir(tmp_path) == []
+    assert not (repo / "~").exists()
+    assert os.listdir(repo) == []
 
 
 def test_cache_dir_rules(tmp_path: Path) -> None:

@@ -67,7 +67,7 @@ def test_every_run_string_is_escaped_and_nothing_is_loaded() -> None:
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def _chromium(*args: str) -> subprocess.CompletedProcess[str]:
+def _chromium(profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
     assert CHROMIUM
     return subprocess.run(
         [
@@ -78,7 +78,7 @@ def _chromium(*args: str) -> subprocess.CompletedProcess[str]:
             "--disable-dev-shm-usage",
             "--no-first-run",
             "--disable-extensions",
-            "--user-data-dir=/tmp/compat-chromium-profile",
+            f"--user-data-dir={profile}",  # the test's own folder: nothing left in /tmp
             *args,
         ],
         capture_output=True,
@@ -91,7 +91,7 @@ def _chromium(*args: str) -> subprocess.CompletedProcess[str]:
 def test_report_in_a_real_browser_runs_no_script(tmp_path: Path) -> None:
     page = tmp_path / "report.html"
     page.write_text(render_html(evil_record()), encoding="utf-8")
-    r = _chromium("--dump-dom", page.as_uri())
+    r = _chromium(tmp_path / "profile", "--dump-dom", page.as_uri())
     dom = r.stdout
     assert "<title>compat run report</title>" in dom, r.stderr[-2000:]
     assert "PWNED" not in re.search(r"<title>(.*?)</title>", dom, re.S).group(1)  # type: ignore[union-attr]
@@ -99,5 +99,11 @@ def test_report_in_a_real_browser_runs_no_script(tmp_path: Path) -> None:
     assert "&lt;script&gt;document.title='PWNED-script'&lt;/script&gt;" in dom  # shown as text
     assert dom.count("<svg") == 4 and "<polyline" in dom
     shot = tmp_path / "report.png"
-    _chromium("--screenshot=" + str(shot), "--window-size=1000,2600", "--hide-scrollbars", page.as_uri())
+    _chromium(
+        tmp_path / "profile",
+        "--screenshot=" + str(shot),
+        "--window-size=1000,2600",
+        "--hide-scrollbars",
+        page.as_uri(),
+    )
     assert shot.exists() and shot.stat().st_size > 10_000
