@@ -132,3 +132,13 @@ def major_minor(v: Version) -> str:
 def split_local(v: Version) -> tuple[Version, str | None]:
     """`2.5.1+cu124` → (2.5.1, 'cu124'); no label → (v, None)."""
     return Version(v.public), v.local
+
+
+def public_version(raw: str | None) -> Version | None:
+    """The public part of a version string (`2.5.1+cu124` -> 2.5.1); None when empty or not a PEP 440 version."""
+    if not raw:
+        return None
+    try:
+        return Version(Version(raw).public)
+    except InvalidVersion:
+        return None

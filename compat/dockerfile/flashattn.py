@@ -8,9 +8,10 @@ from collections.abc import Iterator
 from packaging.version import InvalidVersion, Version
 
 from compat.dockerfile.model import COMPANION, Event, Stage
-from compat.dockerfile.rules import FLASH_ATTN_WHEEL, _in, _public
+from compat.dockerfile.rules import FLASH_ATTN_WHEEL, _in
 from compat.findings import Finding, Fix
 from compat.matrix import Matrix
+from compat.versions import public_version
 
 
 def torch_abi(st: Stage, raw: str | None, m: Matrix) -> bool | None:
@@ -36,7 +37,7 @@ def torch_abi(st: Stage, raw: str | None, m: Matrix) -> bool | None:
 
 
 def flash_attn_wheel(st: Stage, ev: Event, matrix: Matrix) -> Iterator[Finding]:
-    torch = _public(ev.torch)
+    torch = public_version(ev.torch)
     m = FLASH_ATTN_WHEEL.search(ev.what + "-")
     if torch is None or m is None or len(torch.release) < 2:
         return

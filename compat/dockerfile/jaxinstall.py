@@ -38,6 +38,7 @@ from compat.dockerfile.model import (
 from compat.findings import Finding, Fix
 from compat.jaxmatrix import JaxCudaBuild, JaxRelease, JaxTable, JaxTableError, jax_table
 from compat.matrix import Matrix
+from compat.versions import public_version
 
 JAX_CPU = "jax.cpu-build"
 JAX_DOC = "https://github.com/jax-ml/jax/blob/jax-v0.11.0/docs/installation.md"
@@ -74,15 +75,6 @@ def table_of(m: Matrix) -> JaxTable | None:
         return None
 
 
-def _public(v: str | None) -> Version | None:
-    if not v:
-        return None
-    try:
-        return Version(Version(v).public)
-    except InvalidVersion:
-        return None
-
-
 def _jaxlib_label(v: str | None) -> tuple[int, str | None] | None:
     """CUDA major and cuDNN label of a monolithic jaxlib pin (0.4.26+cuda12.cudnn89 -> 12, "89")."""
     if not v:
@@ -103,7 +95,7 @@ def _jaxlib_fits(r: JaxRelease, jl: Version) -> bool:
             return jl in SpecifierSet(r.jaxlib)
         except InvalidSpecifier:
             return True
-    low = _public(r.minimum_jaxlib)
+    low = public_version(r.minimum_jaxlib)
     return (low is None or jl >= low) and jl <= r.parsed
 
 
@@ -150,10 +142,10 @@ def derive(st: Stage, m: Matrix) -> tuple[JaxView | None, list[Finding]]:
     table = table_of(m)
     py = st.python.value if st.python else None
     jl_inst = js.jaxlib
-    jl_pin = _public(jl_inst.version) if jl_inst is not None else None
+    jl_pin = public_version(jl_inst.version) if jl_inst is not None else None
     rel: JaxRelease | None = None
     if inst.version is not None:
-        pv = _public(inst.version)
+        pv = public_version(inst.version)
         if pv is None:
             return None, notes
         version = str(pv)

@@ -22,6 +22,7 @@ from compat.dockerfile.parser import UNSET
 from compat.dockerfile.shellwords import Command
 from compat.findings import Finding, Fix, Skip
 from compat.matrix import Matrix
+from compat.versions import public_version
 
 COMPANIONS = ("torchvision", "torchaudio", "xformers")
 NEEDS_CUDNN = ("transformer-engine", "transformer_engine")
@@ -254,15 +255,6 @@ def _in(ev: Event) -> str:
     return f" (in {ev.branch})" if ev.branch else ""
 
 
-def _public(raw: str | None) -> Version | None:
-    if not raw:
-        return None
-    try:
-        return Version(Version(raw).public)
-    except InvalidVersion:
-        return None
-
-
 _NEWEST: dict[int, Version | None] = {}
 
 
@@ -337,7 +329,7 @@ def check_rules(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding | Skip]
 
 
 def _companion(st: Stage, ev: Event, newest: Version | None) -> Iterator[Finding]:
-    torch = _public(ev.torch)
+    torch = public_version(ev.torch)
     if torch is None:
         return
     if ev.version is not None and ev.what == "xformers":
