@@ -68,16 +68,25 @@ class JaxFacts:
     """The cuDNN JAX loads (probe) when known."""
 
 
-def install_command(release: JaxRelease, major: int | None) -> str:
-    """The command that installs `release` with the CUDA build of `major` (None: CPU only)."""
+def install_spec(release: JaxRelease, major: int | None) -> tuple[str, JaxCudaBuild | None]:
+    """The pip requirement that installs `release` with the CUDA build of `major` (None: CPU only), and that
+    build (a monolithic one is found only on JAX's own index of jaxlib+cuda builds)."""
     if major is None:
-        return f'pip install -U "jax=={release.version}"'
+        return f"jax=={release.version}", None
     build = release.build_for(major)
     extra = release.extra_for(major) or f"cuda{major}"
     if build is not None and build.kind == "monolithic":
-        # The extra as JAX's page spelled it then (cuda12_pip), from JAX's own index of jaxlib+cuda builds.
-        return f'pip install -U "jax[{extra.replace("-", "_")}]=={release.version}" -f {build.index}'
-    return f'pip install -U "jax[{extra}]=={release.version}"'
+        # The extra as JAX's page spelled it then (cuda12_pip).
+        return f"jax[{extra.replace('-', '_')}]=={release.version}", build
+    return f"jax[{extra}]=={release.version}", build
+
+
+def install_command(release: JaxRelease, major: int | None) -> str:
+    """The command that installs `release` with the CUDA build of `major` (None: CPU only)."""
+    spec, build = install_spec(release, major)
+    if build is not None and build.kind == "monolithic":
+        return f'pip install -U "{spec}" -f {build.index}'
+    return f'pip install -U "{spec}"'
 
 
 def install_fix(text: str, release: JaxRelease, major: int | None) -> Fix:

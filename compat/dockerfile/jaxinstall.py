@@ -27,6 +27,7 @@ from dataclasses import replace
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from compat.checks.jax import install_spec
 from compat.dockerfile import installs as ins
 from compat.dockerfile.model import (
     JAX_INDEX,
@@ -108,20 +109,10 @@ def _cmd(tool: str, spec: str) -> str:
     return f'RUN {"uv pip" if tool == "uv" else "pip"} install -U "{spec}"'
 
 
-def _spec_for(r: JaxRelease, major: int | None) -> str:
-    if major is None:
-        return f"jax=={r.version}"
-    b = r.build_for(major)
-    extra = r.extra_for(major) or f"cuda{major}"
-    if b is not None and b.kind == "monolithic":
-        return f"jax[{extra.replace('-', '_')}]=={r.version}"
-    return f"jax[{extra}]=={r.version}"
-
-
 def fix_line(r: JaxRelease, major: int | None, tool: str) -> str:
     """The Dockerfile line that installs release `r` with its CUDA `major` build (monolithic builds read JAX's index)."""
-    line = _cmd(tool, _spec_for(r, major))
-    b = r.build_for(major) if major is not None else None
+    spec, b = install_spec(r, major)
+    line = _cmd(tool, spec)
     if b is not None and b.kind == "monolithic" and b.index:
         line += f" -f {b.index}"
     return line
