@@ -13,6 +13,7 @@ from typing import Any, Optional
 from compat.findings import Fix
 from compat.smoke import causes, harness
 from compat.smoke.result import SmokeResult
+from compat.smoke.verdict import _float, _int  # the smoke documents' number readers
 
 # Causes that one rank can hit by itself and that break the collective for all the others: when the first rank
 # to fail shows one of these, it is the root cause; the other ranks' communication errors are symptoms.
@@ -42,16 +43,6 @@ DIST_FIXES = (
 
 def _dict(v: Any) -> dict[str, Any]:
     return v if isinstance(v, dict) else {}
-
-
-def _float(v: Any) -> Optional[float]:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        return None
-    return float(v)
-
-
-def _int(v: Any) -> Optional[int]:
-    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
 
 
 def _loss(v: Any) -> float:
