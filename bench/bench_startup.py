@@ -50,8 +50,12 @@ def commands(n: int) -> list[Cmd]:
         Cmd("import compat", [py, "-c", "import compat"], (0,)),
         Cmd("compat --help", [py, "-m", "compat", "--help"], (0,)),
         Cmd("compat check", [py, "-m", "compat", "check", *CHECK_ARGS], (0, 1)),
+        # --python: the doctor inspects the environment collect_env reports on (this interpreter's), as it does by
+        # default from an activated virtual environment; without it, it would inspect the python3 on PATH.
         Cmd(
-            "compat doctor --no-smoke (warm)", [py, "-m", "compat", "doctor", "--no-smoke", "--json"], (0, 1)
+            "compat doctor --no-smoke (warm)",
+            [py, "-m", "compat", "doctor", "--no-smoke", "--json", "--python", py],
+            (0, 1),
         ),
     ]
     if importlib.util.find_spec("torch") is not None:

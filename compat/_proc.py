@@ -16,6 +16,7 @@ from __future__ import annotations
 import atexit
 import collections
 import contextlib
+import logging  # noqa: F401 - see below
 import os
 import shutil
 import signal
@@ -24,8 +25,9 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import IO, Any, Callable, Optional, Union
+
+from compat._record import record
 
 MAX_OUTPUT = 1 << 20
 """Bytes kept from the head and from the tail of each of a command's streams."""
@@ -35,6 +37,11 @@ PIPE_GRACE_S = 0.5
 """How long, after the direct child exited, the pipes may stay open before the group is killed."""
 
 _File = Union[int, IO[Any], None]
+
+# `logging` registers fork handlers (before: take its lock; after, in the parent: release it). Imported by another
+# thread while `spawn` forks (the preexec function makes subprocess run those handlers), the parent releases a lock
+# it never took and prints "Exception ignored in: <function _releaseLock ...>" (CPython < 3.13). Importing it here
+# registers the handlers before any child can be spawned: `spawn` cannot run before this module finished importing.
 
 # ------------------------------------------------------------------ live children and temp dirs
 
@@ -152,7 +159,7 @@ atexit.register(kill_all)  # a probe still running in a daemon thread when compa
 # ------------------------------------------------------------------ one command, its answer
 
 
-@dataclass(frozen=True)
+@record
 class CmdResult:
     """The outcome of one external command: never an exception."""
 

@@ -7,10 +7,11 @@ import os
 import platform
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from compat._record import record
 from compat.errors import InputError
 from compat.output import SCHEMA_VERSION  # the one schema_version (compat/output)
 from compat.versions import parse_arch, parse_cc, parse_dotted, parse_driver, parse_python, parse_version
@@ -103,7 +104,7 @@ OVERRIDE_PREFIX = "COMPAT_OVERRIDE_"
 OVERRIDABLE = ("driver", "gpu", "cc", "cuda", "cudnn", "torch", "tensorflow", "jax", "python", "os")
 
 
-@dataclass(frozen=True)
+@record
 class Fact:
     """One fact: present (raw + parsed value) or missing (with the reason)."""
 
@@ -139,7 +140,7 @@ def missing(source: str, reason: str) -> Fact:
     return Fact(None, source, None, reason)
 
 
-@dataclass(frozen=True)
+@record
 class Gpu:
     """One GPU: its name as reported and, where known, its compute capability."""
 
@@ -156,7 +157,7 @@ class Gpu:
         return out
 
 
-@dataclass(frozen=True)
+@record
 class Facts:
     """Everything known about one stack. Missing facts are absent from `values` or present as missing."""
 

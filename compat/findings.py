@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, TypeVar
 
+from compat._record import record
 from compat.output import SCHEMA_VERSION
 
 T = TypeVar("T")
@@ -17,7 +18,7 @@ _RANK = {"info": 0, "warning": 1, "error": 2}
 FIX_KINDS = ("shell", "python", "config", "manual")
 
 
-@dataclass(frozen=True)
+@record
 class Fix:
     """One way out: a sentence and, where one exists, a concrete command."""
 
@@ -46,7 +47,7 @@ class Fix:
         return {"text": self.text, "command": self.command, "kind": self.kind, "changes": dict(self.changes)}
 
 
-@dataclass(frozen=True)
+@record
 class Finding:
     """One problem (or note) found in a stack."""
 
@@ -85,7 +86,7 @@ class Finding:
         return out
 
 
-@dataclass(frozen=True)
+@record
 class Skip:
     """A check that could not run, with the reason; never a silent pass."""
 
@@ -117,7 +118,7 @@ def at_or_above(findings: Iterable[Finding], level: str) -> bool:
     return any(_RANK[f.severity] >= _RANK[level] for f in findings)
 
 
-@dataclass
+@record(frozen=False)
 class Report:
     """The result of a check: findings, skips and the facts they rest on."""
 

@@ -9,16 +9,17 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from compat._record import record
+
 FILE = "jax.yaml"
 
 
-@dataclass(frozen=True)
+@record
 class JaxCudaMajor:
     """What JAX's installation page states for one CUDA major."""
 
@@ -30,7 +31,7 @@ class JaxCudaMajor:
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class JaxCudaBuild:
     """One way a release runs on CUDA: the plugin of a CUDA major, or an old monolithic jaxlib build."""
 
@@ -60,7 +61,7 @@ class JaxCudaBuild:
             return None
 
 
-@dataclass(frozen=True)
+@record
 class JaxRelease:
     version: str
     released: str
@@ -110,7 +111,7 @@ class JaxRelease:
             return None
 
 
-@dataclass(frozen=True)
+@record
 class JaxTable:
     updated: str
     majors: dict[int, JaxCudaMajor]
@@ -141,7 +142,7 @@ class JaxTableError(ValueError):
 _LABEL = re.compile(r"^cuda(\d{2})(?:[._-]?cudnn(\d{2,3}))?$")
 
 
-@dataclass(frozen=True)
+@record
 class JaxSpec:
     raw: str
     version: Version

@@ -8,11 +8,12 @@ exists), and "what blocks newer" names the resolver's own finding for each relea
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Optional
 
 from packaging.version import Version
 
+from compat._record import record
 from compat.checks.arch import WHEEL_ARCH
 from compat.checks.context import Ctx, build_context
 from compat.checks.driver import DRIVER_CUDA, check_driver_gpu
@@ -29,7 +30,7 @@ from compat.solver.solve import apply_changes
 from compat.versions import CC, parse_cc
 
 
-@dataclass
+@record(frozen=False)
 class Pick:
     version: str
     variant: Optional[str]
@@ -57,7 +58,7 @@ class Pick:
         }
 
 
-@dataclass
+@record(frozen=False)
 class Suggestion:
     torch: Optional[Pick]
     tensorflow: Optional[Pick]
@@ -83,7 +84,7 @@ def _ccs(ctx: Ctx) -> list[CC]:
     return sorted({g.cc for g in (ctx.gpus or []) if g.cc is not None})
 
 
-@dataclass
+@record(frozen=False)
 class _Eval:
     """One candidate install, checked by the resolver exactly as `compat check` would check it."""
 

@@ -16,11 +16,12 @@ import os
 import shutil
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
+from compat._record import record
 
-@dataclass(frozen=True)
+
+@record
 class Target:
     """The interpreter whose environment a command inspects."""
 

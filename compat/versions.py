@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import total_ordering
 
 from packaging.version import InvalidVersion, Version
 
+from compat._record import record
 from compat.errors import InputError
 
 _DRIVER_RE = re.compile(r"^\d{2,4}(\.\d{1,3}){1,2}$")
@@ -52,7 +52,7 @@ def parse_driver(raw: str) -> Version:
 
 
 @total_ordering
-@dataclass(frozen=True)
+@record
 class CC:
     """A CUDA compute capability, e.g. 8.6."""
 
@@ -87,7 +87,7 @@ def parse_cc(raw: str) -> CC:
     return cc
 
 
-@dataclass(frozen=True)
+@record
 class Arch:
     """One entry of a compiled architecture list: SASS (`sm_86`) or PTX (`compute_86`), maybe `sm_90a`."""
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Union
 
 from packaging.version import Version
 
+from compat._record import record
 from compat.facts import Facts
 from compat.findings import Finding, Fix, Skip
 from compat.matrix import Matrix, TfRelease, TorchRelease, TorchVariant
@@ -23,13 +24,13 @@ UNKNOWN_GPU = "gpu.unknown"
 Result = Union[Finding, Skip]
 
 
-@dataclass(frozen=True)
+@record
 class GpuInfo:
     label: str
     cc: CC | None
 
 
-@dataclass
+@record(frozen=False)
 class Runtime:
     """A CUDA runtime some component was built with and the driver must run."""
 
@@ -41,7 +42,7 @@ class Runtime:
     """"torch", "tensorflow" or "cuda" (the toolkit): what a fix changes."""
 
 
-@dataclass
+@record(frozen=False)
 class Torch:
     raw: str
     version: Version
@@ -60,7 +61,7 @@ class Torch:
         return f"torch {self.raw} ({self.tag})"
 
 
-@dataclass
+@record(frozen=False)
 class Tf:
     raw: str
     version: Version
@@ -71,7 +72,7 @@ class Tf:
     build: str | None
 
 
-@dataclass
+@record(frozen=False)
 class Ctx:
     facts: Facts
     m: Matrix

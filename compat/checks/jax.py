@@ -10,11 +10,11 @@ machine that has a GPU.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from packaging.version import InvalidVersion, Version
 
+from compat._record import record
 from compat.checks.registry import check
 from compat.findings import Finding, Fix, Skip
 from compat.versions import CC
@@ -47,7 +47,7 @@ JAX_IDS = (
 Result = Union[Finding, Skip]
 
 
-@dataclass(frozen=True)
+@record
 class JaxFacts:
     """The facts the JAX checks read (each None when not known)."""
 

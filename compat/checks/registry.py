@@ -21,9 +21,10 @@ from __future__ import annotations
 import functools
 import graphlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, Protocol, TypeVar, Union
 
+from compat._record import record
 from compat.findings import Finding, Skip
 
 EntryPoint = Literal["check", "doctor", "dockerfile", "guard", "explain", "smoke", "run"]
@@ -44,7 +45,7 @@ CheckFn = Callable[[Any], Iterable[Result]]
 F = TypeVar("F", bound=CheckFn)
 
 
-@dataclass(frozen=True)
+@record
 class CheckSpec:
     """One registered check."""
 
@@ -144,7 +145,7 @@ def selected(finding_id: str, select: Sequence[str] = (), ignore: Sequence[str] 
     return not matches(finding_id, ignore)
 
 
-@dataclass
+@record(frozen=False)
 class RunResult:
     findings: list[Finding] = field(default_factory=list)
     skipped: list[Skip] = field(default_factory=list)

@@ -297,11 +297,10 @@ def register(app: typer.Typer) -> None:
         opts = options(fmt, json_out, fail_on, select, ignore)
         json_out = opts.format != "text"  # no progress lines around a document
         _validate(python, timeout, save_snapshot)
-        m = load(matrix)
         from compat.target import find_target
 
         report = doctor_report(
-            m,
+            lambda: load(matrix),  # loaded while the probes run
             find_target(python),
             timeout=timeout,
             smoke=not no_smoke,
@@ -324,12 +323,13 @@ def doctor_report(
     save_snapshot: Optional[str] = None,
     progress: bool = True,
 ) -> Any:
-    """Probe this machine and the environment of `target` (compat.target.Target): the doctor's Report."""
+    """Probe this machine and the environment of `target` (compat.target.Target): the doctor's Report.
+
+    `m`: the Matrix, or a function that loads it: called (and the checks imported) while the probes run, so that
+    start-up work overlaps the probes' waiting on their children (nvcc, the compiler, NVML)."""
     import time
 
-    from compat.probes.checks import doctor_checks
     from compat.progress import Progress
-    from compat.resolver import resolve
 
     python = target.argument
     started = time.monotonic()
@@ -343,6 +343,11 @@ def doctor_report(
             probing = _start_probes(python, timeout, True, first.answers())
         else:
             probing = _start_probes(python, timeout, cache)
+        if callable(m):
+            m = m()  # a broken matrix ends the command here: compat._proc kills the probes' children at exit
+        from compat.probes.checks import doctor_checks
+        from compat.resolver import resolve
+
         facts = probing()
     if save_snapshot is not None:
         from compat.facts import save_snapshot as _save

@@ -5,11 +5,11 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from packaging.version import Version
 
+from compat._record import record
 from compat.findings import Finding, Fix
 from compat.matrix import Matrix
 from compat.resolver import driver_requirement
@@ -39,7 +39,7 @@ _MONTHS = [
 ]
 
 
-@dataclass(frozen=True)
+@record
 class Branch:
     """One NVIDIA driver branch as NVIDIA's support table lists it."""
 

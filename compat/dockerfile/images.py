@@ -1,8 +1,7 @@
 """Base images: parse an image reference and infer the stack it brings (CUDA, cuDNN, Python, framework).
 
-Tags are read by rule (`nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04`); facts no tag spells out (the
-system Python of an OS, what a `-cudnn8` image carried, NGC release contents) come from
-matrix/images.yaml, validated by validate_document().
+Tags are read by rule (`nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04`); facts no tag spells out (the system Python
+of an OS, what a `-cudnn8` image carried, NGC release contents) come from matrix/images.yaml (validate_document()).
 """
 
 from __future__ import annotations
@@ -10,10 +9,12 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
+
+from compat._record import record
 
 CUDA_REPOS = ("nvidia/cuda", "nvcr.io/nvidia/cuda")
 _CUDA_TAG_RE = re.compile(
@@ -35,7 +36,7 @@ _DL_BASE_RE = re.compile(
 _PYTHON_TAG_RE = re.compile(r"^(?P<py>3\.\d{1,2})(?:\.\d+)?(?:[a-z]+\d*)?(?:-.*)?$")
 
 
-@dataclass(frozen=True)
+@record
 class ImageRef:
     """A parsed image reference: `[registry/]repository[:tag][@digest]`."""
 
@@ -66,7 +67,7 @@ def parse_ref(text: str) -> ImageRef:
     return ImageRef(raw, repo, tag or None, digest or None)
 
 
-@dataclass(frozen=True)
+@record
 class BaseStack:
     """What a base image brings, as far as its reference and images.yaml tell."""
 

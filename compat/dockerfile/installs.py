@@ -11,13 +11,14 @@ import glob
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Callable, Union
 
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from compat._record import record
 from compat.dockerfile.shellwords import Command
 
 FRAMEWORKS = {
@@ -141,7 +142,7 @@ _CONDA_INSTALLER_RE = re.compile(
 _CONDA_SPEC_RE = re.compile(r"^([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?\s*(?:(==|=|>=|<=|>|<|!=|~=)\s*([^\s=,|]+))?")
 
 
-@dataclass
+@record(frozen=False)
 class Install:
     """One framework requirement a command installs."""
 
@@ -178,37 +179,37 @@ class Install:
     """Every index and find-links URL the install reads beside PyPI (JAX's jax_cuda_releases.html)."""
 
 
-@dataclass
+@record(frozen=False)
 class Uninstall:
     frameworks: tuple[str, ...]
 
 
-@dataclass
+@record(frozen=False)
 class SetPython:
     version: str | None
     """None: apt's python3 of the stage's OS; "": an interpreter whose version is unknown (Miniconda-latest)."""
     how: str
 
 
-@dataclass
+@record(frozen=False)
 class SetCudnn:
     major: int
     version: str | None
     how: str
 
 
-@dataclass
+@record(frozen=False)
 class SetCuda:
     version: str
     how: str
 
 
-@dataclass
+@record(frozen=False)
 class ExtensionBuild:
     what: str
 
 
-@dataclass
+@record(frozen=False)
 class Note:
     """Something odd about an install (a requirements file that cannot be read)."""
 
@@ -221,7 +222,7 @@ class Note:
 Action = Union[Install, Uninstall, SetPython, SetCudnn, SetCuda, ExtensionBuild, Note]
 
 
-@dataclass
+@record(frozen=False)
 class Context:
     """What an install command needs from its stage."""
 

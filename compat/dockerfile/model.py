@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 
+from compat._record import record
 from compat.dockerfile import installs as ins
 from compat.dockerfile.images import BaseStack
 from compat.findings import Finding
@@ -107,7 +108,7 @@ _ENV_DIRS = (
 )
 
 
-@dataclass
+@record(frozen=False)
 class Where:
     """A fact's value and the Dockerfile line it comes from."""
 
@@ -116,7 +117,7 @@ class Where:
     how: str = ""
 
 
-@dataclass
+@record(frozen=False)
 class TorchState:
     install: ins.Install | None
     raw: str | None
@@ -127,7 +128,7 @@ class TorchState:
     from_base: bool = False
 
 
-@dataclass
+@record(frozen=False)
 class TfState:
     install: ins.Install | None
     raw: str | None
@@ -137,7 +138,7 @@ class TfState:
     from_base: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class JaxState:
     """What the stage's pip installs of jax, jaxlib and the JAX CUDA plugins were (the latest of each).
 
@@ -153,7 +154,7 @@ class JaxState:
     """jax-cudaNN-plugin / jax-cudaNN-pjrt installs with their lines."""
 
 
-@dataclass
+@record(frozen=False)
 class JaxView:
     """The JAX a stage ends up with, derived from its JaxState and the matrix (compat.dockerfile.jaxinstall)."""
 
@@ -181,7 +182,7 @@ class JaxView:
     """A CUDA extra was asked for but does not exist in the release (reported as dockerfile.jax-extra)."""
 
 
-@dataclass
+@record(frozen=False)
 class Event:
     """Something a RUN or ENV line does that a rule in rules.py judges later (companion installs, get-pip.py,
     forward-compatibility libraries, packages that need cuDNN)."""
@@ -203,7 +204,7 @@ class Event:
     """flash-attn-wheel: the wheel's platform tag ("linux_x86_64", "win_amd64"); None when not read."""
 
 
-@dataclass
+@record(frozen=False)
 class Stage:
     index: int
     name: str | None
@@ -252,7 +253,7 @@ class Stage:
         return s
 
 
-@dataclass
+@record(frozen=False)
 class Options:
     target_driver: str | None = None
     target_gpu: str | None = None

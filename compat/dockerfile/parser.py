@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from compat._record import record
 from compat.errors import InputError
 
 INSTRUCTIONS = frozenset(
@@ -46,7 +47,7 @@ _HEREDOC_RE = re.compile(r"""(?<![<\w])<<(-?)\s*(["']?)([A-Za-z_][A-Za-z0-9_.-]*
 UNSET = "\x00"
 
 
-@dataclass(frozen=True)
+@record
 class Heredoc:
     """A here-document attached to a RUN/COPY/ADD instruction."""
 
@@ -59,7 +60,7 @@ class Heredoc:
     """False when the delimiter was quoted (`<<"EOF"`): no variable expansion in the body."""
 
 
-@dataclass(frozen=True)
+@record
 class Instruction:
     """One Dockerfile instruction with its continuation lines joined."""
 
@@ -85,7 +86,7 @@ class Instruction:
         return line
 
 
-@dataclass(frozen=True)
+@record
 class Dockerfile:
     """A parsed Dockerfile: parser directives and instructions in order."""
 

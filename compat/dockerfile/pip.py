@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import PurePosixPath
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import parse_wheel_filename
 
+from compat._record import record
 from compat.dockerfile.installs import (
     _INDEX_TAG_RE,
     _PIP_VALUE_OPTS,
@@ -31,7 +32,7 @@ from compat.dockerfile.parser import UNSET
 from compat.dockerfile.shellwords import Command
 
 
-@dataclass
+@record(frozen=False)
 class _PipOpts:
     index: str | None = None
     extra: list[str] = field(default_factory=list)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from compat._record import record
 from compat.dockerfile.expand import expand
 from compat.dockerfile.parser import UNSET, words
 
@@ -19,14 +20,14 @@ KEYWORDS_START = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@record
 class Token:
     kind: str  # "word" | "op"
     text: str
     offset: int
 
 
-@dataclass(frozen=True)
+@record
 class Command:
     """One simple command that would run: its words after expansion, and where it was written."""
 

@@ -13,9 +13,10 @@ catalogue (YAML) is loaded on first use.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
+from compat._record import record
 from compat.findings import Fix
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ STATUSES = ("diagnosed", "inconclusive", "nothing-found")
 """The JSON "status" of an explain run: a named root cause, ranked suspects only, or no failure signature."""
 
 
-@dataclass(frozen=True)
+@record
 class Evidence:
     """One evidence line with its 1-based line number in the log and up to --context lines around it."""
 
@@ -53,7 +54,7 @@ class Evidence:
         return {"line": self.line, "text": self.text, "before": list(self.before), "after": list(self.after)}
 
 
-@dataclass(frozen=True)
+@record
 class Diagnosis:
     """One root cause found in a log, with the lines that show it and the way out."""
 

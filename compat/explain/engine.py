@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
+from compat._record import record
 from compat.explain import Diagnosis, Evidence
 from compat.explain.catalogue import default_catalogue
 from compat.explain.prefilter import prefilter_for, scan_tables
@@ -55,7 +56,7 @@ def strip_ansi(text: str) -> str:
 # ------------------------------------------------------------------ state
 
 
-@dataclass
+@record(frozen=False)
 class _Ev:
     line: int
     text: str
@@ -70,7 +71,7 @@ def _clip(line: str) -> str:
     return line if len(line) <= MAX_EVIDENCE_LEN else line[: MAX_EVIDENCE_LEN - 1] + "…"
 
 
-@dataclass
+@record(frozen=False)
 class _Hit:
     category: str
     first: int
@@ -102,7 +103,7 @@ class _Hit:
         return tuple(e.text for e in self.evs)
 
 
-@dataclass
+@record(frozen=False)
 class _DeathSeen:
     death: Death
     first: int

@@ -10,9 +10,10 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import IO, Any, Optional
 
+from compat._record import record
 from compat.output import SCHEMA_VERSION  # the one schema_version (compat/output)
 
 FINGERPRINT_FACTS = (
@@ -38,7 +39,7 @@ STATUSES = ("reported", "unreachable", "failed")
 failed: the node answered but the doctor gave no report (not installed, crashed, exit 2 with one line)."""
 
 
-@dataclass(frozen=True)
+@record
 class NodeInput:
     """What one node gave: a doctor document, or the reason there is none."""
 

@@ -6,12 +6,13 @@ import datetime as _dt
 import difflib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from packaging.version import Version
 
+from compat._record import record
 from compat.matrix.rows import (
     CCRow,
     CudaRelease,
@@ -99,7 +100,7 @@ class LazyDocs(dict):  # type: ignore[type-arg]
         return isinstance(key, str) and self._load(key)
 
 
-@dataclass
+@record(frozen=False)
 class Matrix:
     directory: Path
     updated: dict[str, _dt.date]

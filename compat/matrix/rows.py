@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from compat._record import record
 from compat.versions import CC, Arch
 
 CORE_FILES = ("cuda.yaml", "gpus.yaml", "cudnn.yaml", "pytorch.yaml", "tensorflow.yaml", "known_issues.yaml")
@@ -18,7 +19,7 @@ ENV_MATRIX_DIR = "COMPAT_MATRIX_DIR"
 # ------------------------------------------------------------------ rows
 
 
-@dataclass(frozen=True)
+@record
 class CudaRelease:
     version: Version
     raw: str
@@ -30,7 +31,7 @@ class CudaRelease:
     """Fields NVIDIA lists as "N/A" (e.g. ``min_driver.windows``) -> the note saying so; see SCHEMA.md."""
 
 
-@dataclass(frozen=True)
+@record
 class MinorCompat:
     major: int
     floor: Mapping[str, str | None]
@@ -39,7 +40,7 @@ class MinorCompat:
     """OS -> note, where NVIDIA lists no floor for that OS ("N/A")."""
 
 
-@dataclass(frozen=True)
+@record
 class CCRow:
     cc: CC
     added: Version | None
@@ -52,7 +53,7 @@ class CCRow:
     na: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record
 class GpuRow:
     name: str
     aliases: tuple[str, ...]
@@ -62,7 +63,7 @@ class GpuRow:
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class CudnnPackage:
     cuda_major: int
     cuda_min: Version | None
@@ -74,7 +75,7 @@ class CudnnPackage:
     """Fields the support matrix lists as "N/A" -> the note saying so."""
 
 
-@dataclass(frozen=True)
+@record
 class CudnnRelease:
     version: Version
     raw: str
@@ -82,7 +83,7 @@ class CudnnRelease:
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class TorchVariant:
     tag: str
     cuda: str | None
@@ -97,7 +98,7 @@ class TorchVariant:
         return self.tag.startswith("cu")
 
 
-@dataclass(frozen=True)
+@record
 class TorchRelease:
     version: Version
     raw: str
@@ -115,7 +116,7 @@ class TorchRelease:
         return None
 
 
-@dataclass(frozen=True)
+@record
 class TorchAbi:
     """One row of pytorch.yaml's `cxx11_abi` table: the C++ ABI (_GLIBCXX_USE_CXX11_ABI) of the Linux x86_64
     wheels (PyPI and PyTorch's own index) of the torch releases in `torch`, for the variant tags in
@@ -127,7 +128,7 @@ class TorchAbi:
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class TfRelease:
     version: Version
     raw: str
@@ -145,7 +146,7 @@ class TfRelease:
     na: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record
 class KnownIssue:
     id: str
     title: str

@@ -8,9 +8,10 @@ markdown, SARIF and GitHub renderers) and `exit_code(fail_on)`. `kind` names the
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import IO, TYPE_CHECKING, Any, Optional
 
+from compat._record import record
 from compat.errors import EXIT_INCOMPATIBLE, EXIT_OK
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 _RANK = {"info": 0, "note": 0, "warning": 1, "error": 2}
 
 
-@dataclass(frozen=True)
+@record
 class Item:
     """One finding as the non-JSON formats show it."""
 
@@ -96,7 +97,7 @@ class Document:
         )
 
 
-@dataclass
+@record(frozen=False)
 class ReportDocument(Document):
     """`compat check`, `doctor`, `dockerfile`, `compose`, `k8s`: a `Report` (findings, skips, facts)."""
 
@@ -138,7 +139,7 @@ class ReportDocument(Document):
         return EXIT_INCOMPATIBLE if at_or_above(self.report.findings, fail_on) else EXIT_OK
 
 
-@dataclass
+@record(frozen=False)
 class ExplainDocument(Document):
     """`compat explain`: the diagnoses of a log, most likely first. Exit 0 whatever was found."""
 
@@ -211,7 +212,7 @@ def _with_interpreter(text: str, interpreter: Optional[Mapping[str, Any]]) -> st
     return f"{head}\n{sanitize(header_line(dict(interpreter)))}{nl}{rest}"
 
 
-@dataclass
+@record(frozen=False)
 class SmokeDocument(Document):
     """`compat smoke` (and `--distributed`): one training run's result; exit 0 passed, 1 otherwise."""
 
@@ -272,7 +273,7 @@ class SmokeDocument(Document):
         return self.result.exit_code
 
 
-@dataclass
+@record(frozen=False)
 class FleetDocument(Document):
     """`compat fleet` and `compat fleet merge`: every node's verdict, drift, sick GPUs, failed smokes."""
 
@@ -337,7 +338,7 @@ class FleetDocument(Document):
         return EXIT_INCOMPATIBLE if at_or_above(self.doc, fail_on) else EXIT_OK
 
 
-@dataclass
+@record(frozen=False)
 class SuggestionDocument(Document):
     """`compat suggest`: the framework releases to install here, with the commands."""
 

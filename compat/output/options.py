@@ -16,10 +16,10 @@ import dataclasses
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
+from compat._record import record
 from compat.errors import InputError
 from compat.output import FORMATS
 
@@ -31,7 +31,7 @@ FAIL_ON = ("error", "warning")
 CONFIG_KEYS = ("select", "ignore", "fail-on", "format")
 
 
-@dataclass(frozen=True)
+@record
 class OutputOptions:
     format: str = "text"
     fail_on: str = "error"

@@ -4,14 +4,14 @@ run (`compat explain --last`). The other documents are in compat.output.document
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import IO, Any
 
+from compat._record import record
 from compat.errors import EXIT_INCOMPATIBLE, EXIT_OK
 from compat.output.documents import Document, Item, _fix_pairs
 
 
-@dataclass
+@record(frozen=False)
 class MatrixRowDocument(Document):
     """`compat matrix cuda|gpu|cudnn|torch|tensorflow|jax KEY`: one row of the matrix."""
 
@@ -45,7 +45,7 @@ class MatrixRowDocument(Document):
         return EXIT_OK
 
 
-@dataclass
+@record(frozen=False)
 class RunVerdictDocument(Document):
     """`compat explain --last`: the verdict of the last recorded run (compat run / watch / notebook)."""
 

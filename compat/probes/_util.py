@@ -9,7 +9,6 @@ import os
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from compat._proc import (  # the runner lives in compat._proc; re-exported for the probes
@@ -23,6 +22,7 @@ from compat._proc import (  # the runner lives in compat._proc; re-exported for 
     which,
 )
 from compat._proc import run as run_command
+from compat._record import record
 
 __all__ = [
     "MAX_OUTPUT",
@@ -119,7 +119,7 @@ class HostFS:
         return os.open(self._p(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
 
 
-@dataclass(frozen=True)
+@record
 class Read:
     """A file read that never raises: the text, or why there is none."""
 

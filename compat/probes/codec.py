@@ -12,8 +12,10 @@ import dataclasses
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, TypeVar, Union, cast, get_args, get_origin
+
+from compat._record import record
 
 FailKind = Literal["timeout", "error", "crashed", "unavailable"]
 """How a probe failed: it hung past its deadline, raised or returned an error, its child process died on a signal,
@@ -24,7 +26,7 @@ FAIL_KINDS: tuple[FailKind, ...] = ("timeout", "error", "crashed", "unavailable"
 R = TypeVar("R", bound="Record")
 
 
-@dataclass(frozen=True)
+@record
 class Record:
     """Base of every probe record: the keys a decoded record had, and what the model does not type."""
 
@@ -198,7 +200,7 @@ def to_json(obj: Record | ProbeFailed) -> Any:
 # ------------------------------------------------------------------ failures
 
 
-@dataclass(frozen=True)
+@record
 class ProbeFailed:
     """A probe that could not answer: how (`kind`) and why (`reason`), instead of status strings and error dicts."""
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from compat._record import record
 from compat.probes._util import HostFS, read
 
 VARS = (
@@ -47,7 +47,7 @@ def relevant_vars(environ: Mapping[str, str]) -> dict[str, str]:
     return {k: environ[k] for k in sorted(environ) if k in VARS or k.startswith(PREFIXES)}
 
 
-@dataclass(frozen=True)
+@record
 class Visibility:
     """What CUDA_VISIBLE_DEVICES leaves visible."""
 

@@ -43,12 +43,16 @@ def pin_conflicts(dists: Mapping[str, str], requires: Mapping[str, list[str]]) -
 
     Requirements of an extra count only when some nvidia-* distribution is installed (the extra was wanted).
     """
+    from compat.installed import may_name_nvidia
+
+    any_nvidia = any(k.startswith("nvidia-") for k in dists)
+    out: list[dict[str, Any]] = []
+    if not any_nvidia or not any(may_name_nvidia(x, dists) for lines in requires.values() for x in lines):
+        return out  # nothing to conflict with: packaging's parser (~16 ms to import) is not needed
     from packaging.requirements import InvalidRequirement, Requirement
     from packaging.utils import canonicalize_name
     from packaging.version import InvalidVersion, Version
 
-    any_nvidia = any(k.startswith("nvidia-") for k in dists)
-    out: list[dict[str, Any]] = []
     for fw in sorted(requires):
         extras = ("",) + (EXTRAS.get(fw, ()) if any_nvidia else ())
         for line in requires[fw]:

@@ -12,15 +12,16 @@ the codec, so any layer (facts, checks, the resolver) may use it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from compat._record import record
 from compat.probes.codec import FAIL_KINDS, JSON_KEY, FailKind, ProbeFailed, Record, from_json, to_json
 
 # ------------------------------------------------------------------ NVML and nvidia-smi
 
 
-@dataclass(frozen=True)
+@record
 class NvmlGarbage(Record):
     """One value NVML answered that no working driver returns (compat.probes.sanity)."""
 
@@ -30,7 +31,7 @@ class NvmlGarbage(Record):
     why: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class NvmlState(Record):
     """What NVML said about the system when it answered (when it did not: ProbeFailed, NVML's kind in `cause`)."""
 
@@ -42,7 +43,7 @@ class NvmlState(Record):
     garbage: tuple[NvmlGarbage, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class NvidiaSmi(Record):
     """nvidia-smi, asked only when NVML failed: `ok`, else `kind` ("skipped", "missing", "hang", "garbage", ...)."""
 
@@ -58,7 +59,7 @@ class NvidiaSmi(Record):
 # ------------------------------------------------------------------ driver
 
 
-@dataclass(frozen=True)
+@record
 class PciGpu(Record):
     address: str | None = None
     device: str | None = None
@@ -66,7 +67,7 @@ class PciGpu(Record):
     pci_class: str | None = field(default=None, metadata={JSON_KEY: "class"})
 
 
-@dataclass(frozen=True)
+@record
 class DriverState(Record):
     """The kernel module, device nodes, user-space libraries and the PCI bus."""
 
@@ -91,7 +92,7 @@ class DriverState(Record):
 # ------------------------------------------------------------------ toolkits and cuDNN
 
 
-@dataclass(frozen=True)
+@record
 class Chosen(Record):
     """The toolkit or cuDNN a fact was taken from."""
 
@@ -100,7 +101,7 @@ class Chosen(Record):
     path: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Nvcc(Record):
     status: str | None = None
     path: str | None = None
@@ -109,19 +110,19 @@ class Nvcc(Record):
     output: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Toolkit(Record):
     path: str | None = None
     version: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class LdLib(Record):
     dir: str | None = None
     file: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Toolkits(Record):
     """CUDA toolkits: nvcc on PATH, CUDA_HOME/CUDA_PATH, /usr/local/cuda*, and CUDA libraries on LD_LIBRARY_PATH."""
 
@@ -135,13 +136,13 @@ class Toolkits(Record):
     ld_library_path_libs: tuple[LdLib, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class Header(Record):
     path: str | None = None
     version: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Cudnn(Record):
     status: str | None = None
     headers: tuple[Header, ...] = ()
@@ -153,13 +154,13 @@ class Cudnn(Record):
 # ------------------------------------------------------------------ frameworks
 
 
-@dataclass(frozen=True)
+@record
 class BuildInfo(Record):
     is_cuda_build: bool | None = None
     cuda_version: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class ChildResult(Record):
     """What a framework child printed (torch, tensorflow or jax; each fills its own fields)."""
 
@@ -174,7 +175,7 @@ class ChildResult(Record):
     traceback: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class FrameworkChild(Record):
     """One framework imported in a child interpreter: `status` "ok", "skipped", "crashed", "timeout", ..."""
 
@@ -184,7 +185,7 @@ class FrameworkChild(Record):
     signal: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class PinConflict(Record):
     framework: str = ""
     framework_version: str | None = None
@@ -195,12 +196,12 @@ class PinConflict(Record):
     """The extra that pins it ("and-cuda"), when the pin comes from one."""
 
 
-@dataclass(frozen=True)
+@record
 class FrameworksMeta(Record):
     output: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Frameworks(Record):
     """The installed distributions, their pins, and each framework imported in a child."""
 
@@ -220,7 +221,7 @@ class Frameworks(Record):
 # ------------------------------------------------------------------ resources, health, environment, toolchain
 
 
-@dataclass(frozen=True)
+@record
 class Cgroup(Record):
     version: int | None = None
     memory_limit: int | None = None
@@ -229,7 +230,7 @@ class Cgroup(Record):
     error: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Shm(Record):
     path: str | None = None
     total: int | None = None
@@ -237,7 +238,7 @@ class Shm(Record):
     error: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Memory(Record):
     total: int | None = None
     available: int | None = None
@@ -246,19 +247,19 @@ class Memory(Record):
     error: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Nofile(Record):
     soft: int | None = None
     hard: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Cpus(Record):
     count: int | None = None
     affinity: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Disk(Record):
     path: str | None = None
     total: int | None = None
@@ -266,7 +267,7 @@ class Disk(Record):
     error: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Resources(Record):
     """Host memory, the cgroup's limits, /dev/shm, open files, CPUs and free disk."""
 
@@ -279,7 +280,7 @@ class Resources(Record):
     disk: tuple[Disk, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class XidEvent(Record):
     code: int | None = None
     pci: str | None = None
@@ -287,7 +288,7 @@ class XidEvent(Record):
     message: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class OomKill(Record):
     process: str | None = None
     pid: int | None = None
@@ -296,7 +297,7 @@ class OomKill(Record):
     """Whether (or at which cgroup) the kill hit a cgroup memory limit."""
 
 
-@dataclass(frozen=True)
+@record
 class KernelNote(Record):
     """A kernel-log line of interest besides Xid and OOM ("probe-not-called", "rm-init-failed", "api-mismatch")."""
 
@@ -306,7 +307,7 @@ class KernelNote(Record):
     kernel: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Health(Record):
     """The kernel log: Xid events, OOM kills, and driver notes."""
 
@@ -322,14 +323,14 @@ class Health(Record):
         return [n for n in self.notes if n.kind == kind]
 
 
-@dataclass(frozen=True)
+@record
 class Container(Record):
     in_container: bool | None = None
     signs: tuple[str, ...] = ()
     nvidia_visible_devices: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Environment(Record):
     """The environment variables that matter, the container and WSL."""
 
@@ -340,7 +341,7 @@ class Environment(Record):
     wsl_lib: bool | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Toolchain(Record):
     """The host C++ compiler."""
 
@@ -352,7 +353,7 @@ class Toolchain(Record):
     error: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Meta(Record):
     """How the probes ran: timeouts, seconds per probe, which probes there are."""
 
@@ -367,19 +368,19 @@ class Meta(Record):
 # ------------------------------------------------------------------ GPU details (Facts.gpus[].details)
 
 
-@dataclass(frozen=True)
+@record
 class GpuProcess(Record):
     pid: int | None = None
     used_memory: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class MigMode(Record):
     current: bool | None = None
     pending: bool | None = None
 
 
-@dataclass(frozen=True)
+@record
 class RemappedRows(Record):
     correctable: int | None = None
     uncorrectable: int | None = None
@@ -387,7 +388,7 @@ class RemappedRows(Record):
     failure: bool | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Pcie(Record):
     gen: int | None = None
     gen_max: int | None = None
@@ -395,7 +396,7 @@ class Pcie(Record):
     width_max: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class GpuHealth(Record):
     temperature: int | None = None
     temperature_slowdown: int | None = None
@@ -410,7 +411,7 @@ class GpuHealth(Record):
     pcie: Pcie | None = None
 
 
-@dataclass(frozen=True)
+@record
 class GpuDetails(Record):
     """One GPU's probe data (compat.facts.Gpu.details): memory in bytes, processes, modes and health."""
 

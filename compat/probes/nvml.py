@@ -291,6 +291,54 @@ def _child_error(kind: str, message: str, status: str = "error") -> dict[str, An
     return {"status": status, "error": {"code": None, "kind": kind, "message": message}}
 
 
+class _NoLibrary:
+    """pynvml where libnvidia-ml.so.1 cannot be loaded: nvmlInit raises what pynvml raises then."""
+
+    class Error(Exception):
+        value = NVML_ERROR_LIBRARY_NOT_FOUND
+
+        def __str__(self) -> str:
+            return "NVML Shared Library Not Found"
+
+    def nvmlInit(self) -> None:
+        raise self.Error()
+
+    def nvmlShutdown(self) -> None:
+        raise self.Error()
+
+
+def _genuine_pynvml(environ: Mapping[str, str] | None) -> bool:
+    """The child would import nvidia-ml-py's own pynvml (not a stand-in on PYTHONPATH, not an old fork): the one
+    that asks the loader for libnvidia-ml.so.1 and raises NVML_ERROR_LIBRARY_NOT_FOUND when it is not there."""
+    import importlib.util
+
+    if environ is not None and environ.get("PYTHONPATH") != os.environ.get("PYTHONPATH"):
+        return False
+    try:
+        spec = importlib.util.find_spec("pynvml")
+    except (ImportError, ValueError):
+        return False
+    origin = getattr(spec, "origin", None)
+    if not origin or os.path.basename(origin) != "pynvml.py":
+        return False
+    try:
+        names = os.listdir(os.path.dirname(origin))
+    except OSError:
+        return False
+    return any(n.startswith("nvidia_ml_py-") and n.endswith(".dist-info") for n in names)
+
+
+def no_driver_library(environ: Mapping[str, str] | None = None) -> bool:
+    """Certain that the NVML child would only report "NVML Shared Library Not Found" (compat.probes.loader);
+    COMPAT_NVML_ALWAYS_CHILD=1 turns the shortcut off."""
+    env = os.environ if environ is None else environ
+    if env.get("COMPAT_NVML_ALWAYS_CHILD") == "1":
+        return False
+    from compat.probes.loader import certainly_absent  # the parent only: the child never asks
+
+    return certainly_absent("libnvidia-ml.so.1", env) and _genuine_pynvml(environ)
+
+
 def in_child(mode: str, timeout: float, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Run acquire() (mode "full") or acquire_light() ("light") on the real pynvml in a child process.
 
@@ -302,6 +350,8 @@ def in_child(mode: str, timeout: float, environ: Mapping[str, str] | None = None
     python = sys.executable
     if not python:
         return _child_error("child-failed", "no Python interpreter to run the NVML probe in (sys.executable)")
+    if no_driver_library(environ):  # what the child would answer, without starting it
+        return acquire_light(_NoLibrary()) if mode == "light" else acquire(_NoLibrary())
     res = run([python, CHILD, mode], timeout + CHILD_START_S, environ=environ, limit=4 << 20)
     if res.status == "timeout":
         return _child_error("hang", f"NVML did not answer within {timeout:g} s", "timeout")

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from compat._record import record
 from compat.probes.codec import ProbeFailed, Record, is_failure, to_json
 from compat.probes.model import (
     Cudnn,
@@ -46,7 +47,7 @@ SUBJECTS: dict[str, type[Record]] = {
 _STATEFUL = ("nvidia_smi", "meta")
 
 
-@dataclass(frozen=True)
+@record
 class ProbeSet(Mapping[str, Any]):
     """Every probe's result (or ProbeFailed; None when the probe did not run), what Facts.probes holds.
 

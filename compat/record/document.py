@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import signal
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from compat._record import record
 from compat.output import SCHEMA_VERSION  # the one schema_version (compat/output)
 from compat.record.timeline import Sample
 
@@ -20,7 +21,7 @@ def signal_name(sig: int | None) -> str | None:
         return f"signal {sig}"
 
 
-@dataclass(frozen=True)
+@record
 class ExitInfo:
     """How the process ended."""
 
@@ -74,7 +75,7 @@ class ExitInfo:
         )
 
 
-@dataclass
+@record(frozen=False)
 class RunRecord:
     """Filled in by the recorder while the run goes on; `verdict` is set at the end by compat.record.diagnose."""
 

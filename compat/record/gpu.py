@@ -7,16 +7,16 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from compat._record import record
 from compat.record import _spawn
 
 LINE_CAP = 256 * 1024
 START_TIMEOUT = 20.0
 
 
-@dataclass(frozen=True)
+@record
 class GpuInfo:
     """A GPU as NVML names it (read once)."""
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+
+from compat._record import record
 
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 READ_CAP = 64 * 1024
@@ -134,7 +135,7 @@ def descendants(root: int, parents: Mapping[int, int]) -> set[int]:
 # ---------------------------------------------------------------- cgroups
 
 
-@dataclass(frozen=True)
+@record
 class CgroupRef:
     """Where a process's memory cgroup lives."""
 
@@ -228,7 +229,7 @@ def parse_limit(text: str | None) -> int | None:
     return None if v >= 1 << 62 else v
 
 
-@dataclass(frozen=True)
+@record
 class CgroupReading:
     current: int | None
     peak: int | None

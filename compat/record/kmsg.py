@@ -6,7 +6,8 @@ from __future__ import annotations
 import errno
 import os
 import re
-from dataclasses import dataclass
+
+from compat._record import record
 
 MAX_RECORDS_PER_POLL = 2000
 MAX_KEPT = 200
@@ -19,7 +20,7 @@ _XID = re.compile(r"NVRM: Xid \(([^)]*)\): (\d+)(?:, pid=(\d+|'<unknown>'))?")
 _CGROUP_OOM = re.compile(r"oom_memcg=([^,\s]+)|Memory cgroup out of memory")
 
 
-@dataclass(frozen=True)
+@record
 class KernelEvent:
     """One kernel-log line that concerns a run."""
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 import signal
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any, Optional
 
+from compat._record import record
 from compat.explain.categories import CATEGORIES  # noqa: F401 - re-exported
 from compat.findings import Fix
 
@@ -19,7 +19,7 @@ from compat.findings import Fix
 NATIVE_CRASH_SIGNALS = (signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT)
 
 
-@dataclass(frozen=True)
+@record
 class Cause:
     """The one cause a smoke result names."""
 

@@ -18,11 +18,12 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import IO, Any, Callable, Optional
 
 from compat import _proc
+from compat._record import record
 from compat.smoke import oom
 
 MARKER = "@@compat-smoke"
@@ -35,7 +36,7 @@ OUTPUT_MAX_BYTES = 256 * 1024 * 1024
 OUTPUT_CHECK_S = 0.1
 
 
-@dataclass(frozen=True)
+@record
 class ChildRun:
     """What happened to one child process."""
 

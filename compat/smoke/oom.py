@@ -11,14 +11,15 @@ OOM was global (host out of memory), so the count of the cgroup the smoke child 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
+
+from compat._record import record
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
-@dataclass(frozen=True)
+@record
 class OomCount:
     """The OOM-kill counter of this process's cgroup, or why it could not be read."""
 
@@ -106,7 +107,7 @@ def read_kernel_log(timeout: float = 5.0) -> tuple[Optional[str], str]:
     return None, "; ".join(f"{t['source']}: {t['error']}" for t in tried) or "no kernel log"
 
 
-@dataclass(frozen=True)
+@record
 class OomEvidence:
     """Whether a SIGKILLed child was the OOM killer's victim, and on what evidence."""
 

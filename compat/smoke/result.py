@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Optional
 
+from compat._record import record
 from compat.errors import InputError
 from compat.findings import Fix
 from compat.output import SCHEMA_VERSION  # the one schema_version (compat/output)
@@ -20,7 +21,7 @@ DEFAULT_BATCH = 32
 DEFAULT_TIMEOUT = 300.0
 
 
-@dataclass(frozen=True)
+@record
 class SmokeOptions:
     """What to run: the `compat smoke` flags (the doctor builds one with its own defaults)."""
 
@@ -67,7 +68,7 @@ class SmokeOptions:
         return self
 
 
-@dataclass(frozen=True)
+@record
 class SmokeResult:
     """The verdict of one smoke run. to_json() is the `compat smoke --json` document."""
 

@@ -10,10 +10,10 @@ it shows through the resolver.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 from packaging.version import Version
 
+from compat._record import record
 from compat.checks.context import Ctx
 from compat.checks.rules import arch_support, driver_can_run
 from compat.matrix import TfRelease, TorchRelease
@@ -31,7 +31,7 @@ CATEGORY_NAMES = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class Candidate:
     """One stack change the solver may propose."""
 

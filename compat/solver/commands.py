@@ -9,10 +9,9 @@ after 2.5, https://github.com/pytorch/pytorch/issues/138506).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from packaging.version import InvalidVersion, Version
 
+from compat._record import record
 from compat.facts import Facts
 from compat.matrix import Matrix, TfRelease, TorchRelease, TorchVariant
 
@@ -20,7 +19,7 @@ INSTALLERS = ("pip", "uv", "conda")
 PYTORCH_INDEX = "https://download.pytorch.org/whl/"
 
 
-@dataclass(frozen=True)
+@record
 class Installer:
     """Which tool installs into the environment, and whether compat detected it or assumed it."""
 

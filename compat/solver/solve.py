@@ -9,9 +9,10 @@ change, one that adds no warning before one that does.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
+from compat._record import record
 from compat.checks.context import Ctx
 from compat.facts import Facts, apply_flags
 from compat.findings import Finding, Fix
@@ -21,7 +22,7 @@ _RANK = {"info": 0, "warning": 1, "error": 2}
 MAX_RECHECKS_PER_AXIS = 400
 
 
-@dataclass(frozen=True)
+@record
 class Option:
     """A candidate that passed its re-check."""
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
+from compat._record import record
 from compat.errors import InputError
 from compat.findings import Finding, Fix, Report, Skip, unique
 from compat.matrix import Matrix
@@ -35,7 +36,7 @@ def find_compose(path: Path) -> Path:
     return path
 
 
-@dataclass
+@record(frozen=False)
 class _Service:
     name: str
     line: int

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
+from compat._record import record
 from compat.findings import Finding, Report, Skip
 from compat.matrix import Matrix
 
@@ -23,7 +24,7 @@ TORCH_IMAGE_HINTS = (
 )
 
 
-@dataclass(frozen=True)
+@record
 class ImageCheck:
     """The findings about one image reference and what compat learned of its stack."""
 
@@ -37,7 +38,7 @@ class ImageCheck:
     torch: bool
 
 
-@dataclass(frozen=True)
+@record
 class Target:
     """The machines a deployment runs on, as the command line or the manifest tells."""
 

@@ -36,8 +36,6 @@ def only(monkeypatch: pytest.MonkeyPatch, sp: Path) -> None:
     """compat.installed sees the fake site-packages and nothing else of this interpreter."""
     from importlib import metadata
 
-    import compat.installed as inst
-
     original = metadata.distributions
 
     def dists() -> Any:
@@ -55,9 +53,10 @@ def only(monkeypatch: pytest.MonkeyPatch, sp: Path) -> None:
                 return str(d.version)
         raise metadata.PackageNotFoundError(name)
 
-    monkeypatch.setattr(inst.metadata, "distributions", dists)  # type: ignore[attr-defined]
-    monkeypatch.setattr(inst.metadata, "requires", requires)  # type: ignore[attr-defined]
-    monkeypatch.setattr(inst.metadata, "version", version)  # type: ignore[attr-defined]
+    # compat.installed imports importlib.metadata where it uses it (start-up time): patch the module itself.
+    monkeypatch.setattr(metadata, "distributions", dists)
+    monkeypatch.setattr(metadata, "requires", requires)
+    monkeypatch.setattr(metadata, "version", version)
 
 
 def test_installed_facts_read_pins_without_importing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
