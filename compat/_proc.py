@@ -69,7 +69,15 @@ def _pdeathsig() -> Optional[Callable[[], None]]:
     return preexec
 
 
-_PREEXEC = _pdeathsig()
+_PREEXEC: list[Optional[Callable[[], None]]] = []
+"""The preexec function, made on the first spawn (ctypes and libc are loaded then, not at import)."""
+
+
+def _preexec() -> Optional[Callable[[], None]]:
+    with _LOCK:
+        if not _PREEXEC:
+            _PREEXEC.append(_pdeathsig())
+        return _PREEXEC[0]
 
 
 def spawn(
@@ -95,7 +103,7 @@ def spawn(
         env=dict(env) if env is not None else None,
         cwd=cwd,
         start_new_session=True,
-        preexec_fn=_PREEXEC,  # noqa: PLW1509 - only a prctl call: async-signal-safe enough after fork
+        preexec_fn=_preexec(),  # noqa: PLW1509 - only a prctl call: async-signal-safe enough after fork
     )
     with _LOCK:
         _LIVE[proc.pid] = proc

@@ -11,7 +11,9 @@ any assignment or deletion after `__init__`, `__post_init__`, pickling and copyi
 What differs: a record's `__init__` assigns through the shared `__setattr__`, which lets each field be set
 once (so `__init__` and `__post_init__` with `object.__setattr__` work as before); `__dataclass_params__.frozen`
 reads False; a record may not inherit from a plain frozen dataclass (the dataclasses module refuses at import
-time, so a mistake shows at once). mypy sees a frozen dataclass (`dataclass_transform`, PEP 681).
+time, so a mistake shows at once). A class with a field that `__init__` leaves unset (`field(init=False)` without a
+default, set in `__post_init__`) keeps the dataclasses module's frozen `__setattr__`/`__delattr__` (two more
+compiled methods) so that the field cannot be assigned later. mypy sees a frozen dataclass (PEP 681).
 
 `record(frozen=False)` is a mutable dataclass with the shared `__eq__` and `__repr__` (and `__hash__ = None`).
 """
@@ -19,6 +21,7 @@ time, so a mistake shows at once). mypy sees a frozen dataclass (`dataclass_tran
 from __future__ import annotations
 
 import dataclasses
+import operator
 import reprlib
 import threading
 from typing import TYPE_CHECKING, Any, Callable, TypeVar, overload
@@ -34,38 +37,52 @@ else:
 T = TypeVar("T", bound=type)
 
 _LOCK = threading.Lock()
-_NAMES: dict[type, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {}
-"""class -> (compared fields, hashed fields, shown fields), computed on first use."""
+_KEYS: dict[
+    type, tuple[Callable[[Any], tuple[Any, ...]], Callable[[Any], tuple[Any, ...]], tuple[str, ...]]
+] = {}
+"""class -> (its compared fields' values, its hashed fields' values, the names repr shows), built on first use."""
 
 
-def _names(cls: type) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    got = _NAMES.get(cls)
+def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """The values of `names` as a tuple, read in C (operator.attrgetter) as the generated methods would."""
+    if not names:
+        return lambda _obj: ()
+    if len(names) == 1:
+        one = operator.attrgetter(names[0])
+        return lambda obj: (one(obj),)
+    return operator.attrgetter(*names)  # type: ignore[return-value]
+
+
+def _keys(
+    cls: type,
+) -> tuple[Callable[[Any], tuple[Any, ...]], Callable[[Any], tuple[Any, ...]], tuple[str, ...]]:
+    got = _KEYS.get(cls)
     if got is None:
         fs = dataclasses.fields(cls)
         got = (
-            tuple(f.name for f in fs if f.compare),
-            tuple(f.name for f in fs if (f.compare if f.hash is None else f.hash)),
+            _getter(tuple(f.name for f in fs if f.compare)),
+            _getter(tuple(f.name for f in fs if (f.compare if f.hash is None else f.hash))),
             tuple(f.name for f in fs if f.repr),
         )
         with _LOCK:
-            _NAMES[cls] = got
+            _KEYS[cls] = got
     return got
 
 
 def _eq(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    names = _names(self.__class__)[0]
-    return tuple([getattr(self, n) for n in names]) == tuple([getattr(other, n) for n in names])
+    key = _keys(self.__class__)[0]
+    return key(self) == key(other)
 
 
 def _hash(self: Any) -> int:
-    return hash(tuple(getattr(self, n) for n in _names(self.__class__)[1]))
+    return hash(_keys(self.__class__)[1](self))
 
 
 @reprlib.recursive_repr()
 def _repr(self: Any) -> str:
-    shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in _names(self.__class__)[2])
+    shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in _keys(self.__class__)[2])
     return f"{self.__class__.__qualname__}({shown})"
 
 
@@ -80,6 +97,23 @@ def _delattr(self: Any, name: str) -> None:
     raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
 
 
+def _unset_by_init(cls: type) -> bool:
+    """Whether a field of `cls` (or of its bases) is field(init=False) without a default: __init__ leaves it unset."""
+    for klass in cls.__mro__:
+        for value in vars(klass).values():
+            if (
+                isinstance(value, dataclasses.Field)
+                and not value.init
+                and value.default is dataclasses.MISSING
+                and value.default_factory is dataclasses.MISSING
+            ):
+                return True
+        for f in getattr(klass, "__dataclass_fields__", {}).values():
+            if not f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                return True
+    return False
+
+
 def _make(cls: T, frozen: bool, kw_only: bool) -> T:
     own = cls.__dict__
     for name in ("__setattr__", "__delattr__"):
@@ -90,14 +124,17 @@ def _make(cls: T, frozen: bool, kw_only: bool) -> T:
     explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
     if cls.__doc__ is None:  # else the dataclasses module builds one from inspect.signature (slow)
         cls.__doc__ = cls.__qualname__
-    out: Any = dataclasses.dataclass(cls, repr=False, eq=False, frozen=False, kw_only=kw_only)
+    # A field __init__ leaves unset (field(init=False) without a default, set by __post_init__) would let the
+    # set-once rule assign it later: such a class gets the dataclasses module's own frozen methods instead.
+    plain_frozen = frozen and _unset_by_init(cls)
+    out: Any = dataclasses.dataclass(cls, repr=False, eq=False, frozen=plain_frozen, kw_only=kw_only)
     if "__eq__" not in own:
         out.__eq__ = _eq
     if "__repr__" not in own:
         out.__repr__ = _repr
     if not explicit_hash:
         out.__hash__ = _hash if frozen else None
-    if frozen:
+    if frozen and not plain_frozen:
         out.__setattr__ = _setattr
         out.__delattr__ = _delattr
     return out  # type: ignore[no-any-return]

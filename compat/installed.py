@@ -45,6 +45,15 @@ def may_name_nvidia(requirement: str, installed: Optional[Mapping[str, str]] = N
     return name is not None and name.startswith("nvidia-") and (installed is None or name in installed)
 
 
+def _may_pin(line: str, extra: Optional[str]) -> bool:
+    """A cheap superset of the lines nvidia_pins keeps: an nvidia-* name, "==" before the marker, and an extra
+    in the marker exactly when one is asked for."""
+    head, _, marker = line.partition(";")
+    if "==" not in head or ("extra" in marker) != (extra is not None):
+        return False
+    return may_name_nvidia(line)
+
+
 def nvidia_pins(reqs: Iterable[str], extra: Optional[str] = None) -> dict[str, str]:
     """`nvidia-*==X` pins among Requires-Dist lines (optionally only those of one extra).
 
@@ -52,10 +61,8 @@ def nvidia_pins(reqs: Iterable[str], extra: Optional[str] = None) -> dict[str, s
     PEP 685 writes them), so `extra == 'and_cuda'` is the and-cuda extra. Platform clauses are not evaluated:
     the pins say what the wheel was built against, whichever machine reads them.
     """
-    reqs = [line for line in reqs if may_name_nvidia(line)]
-    if (
-        not reqs
-    ):  # packaging's parser (~16 ms to import) only for lines that can name an nvidia-* distribution
+    reqs = [line for line in reqs if _may_pin(line, extra)]
+    if not reqs:  # packaging's parser (~16 ms to import) only for lines that can be such a pin
         return {}
     from packaging.requirements import InvalidRequirement, Requirement
     from packaging.utils import canonicalize_name

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from functools import total_ordering
+from functools import lru_cache, total_ordering
 
 from packaging.version import InvalidVersion, Version
 
@@ -29,6 +29,7 @@ def parse_version(raw: str, what: str = "version") -> Version:
     return v
 
 
+@lru_cache(maxsize=4096)  # immutable answers; the matrix asks the same strings hundreds of times
 def parse_dotted(raw: str, what: str, *, min_parts: int = 1) -> Version:
     """A purely numeric dotted version (CUDA, cuDNN): `12.4`, `12.4.1`, `9.1.0.70`."""
     text = raw.strip()
@@ -61,6 +62,14 @@ class CC:
 
     def __str__(self) -> str:
         return f"{self.major}.{self.minor}"
+
+    def __eq__(self, other: object) -> bool:  # hot (the matrix's cc lookups): spelled out
+        if other.__class__ is not CC:
+            return NotImplemented
+        return self.major == other.major and self.minor == other.minor  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.major, self.minor))
 
     def __lt__(self, other: object) -> bool:
         if not isinstance(other, CC):
@@ -99,6 +108,7 @@ class Arch:
         return f"{self.kind}_{self.cc.major}{self.cc.minor}{self.suffix}"
 
 
+@lru_cache(maxsize=4096)  # immutable answers; the matrix asks the same strings hundreds of times
 def parse_arch(raw: str) -> Arch:
     text = raw.strip().lower()
     m = _ARCH_RE.match(text)
@@ -107,6 +117,7 @@ def parse_arch(raw: str) -> Arch:
     return Arch(m.group(1), CC(int(m.group(2)), int(m.group(3))), m.group(4))
 
 
+@lru_cache(maxsize=4096)  # immutable answers; the matrix asks the same strings hundreds of times
 def parse_python(raw: str) -> Version:
     """`3.11`, `3.11.7` or `3.13t` style; compared on major.minor."""
     text = raw.strip()

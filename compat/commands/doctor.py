@@ -287,7 +287,7 @@ def register(app: typer.Typer) -> None:
         no_cache: bool = typer.Option(
             False,
             "--no-cache",
-            help="Import every framework afresh even if nothing changed since the last successful import.",
+            help="Import every framework and ask nvcc and the compiler afresh, even if nothing changed since the last run.",
         ),
     ) -> None:
         """Probe this machine: driver, GPUs and their health, CUDA, cuDNN, frameworks, resources; every problem with its fix.
@@ -384,10 +384,8 @@ def doctor_report(
             report.extra["smoke"] = doc
         if why is not None:
             report.skipped.append(Skip("smoke", why))
-    import socket
-
     report.extra["interpreter"] = target.to_json()
-    report.extra["host"] = socket.gethostname()  # names the node in `compat fleet merge`
+    report.extra["host"] = _hostname()  # names the node in `compat fleet merge`
     from compat.probes.probeset import (
         probe_set,
     )  # the one codec of probe results (its keys: a public contract)
@@ -396,6 +394,15 @@ def doctor_report(
     report.extra["gpus"] = None if facts.gpus is None else [g.to_json() for g in facts.gpus]
     report.skipped[:] = in_doctor_terms(report.skipped, inspected_python(facts.probes, target.python))
     return report
+
+
+def _hostname() -> str:
+    """socket.gethostname() (the kernel's nodename on POSIX, read without importing socket)."""
+    if hasattr(os, "uname"):
+        return os.uname().nodename
+    import socket  # pragma: no cover - Windows
+
+    return socket.gethostname()  # pragma: no cover
 
 
 def snapshot_report(m: Any, path: str) -> Any:

@@ -35,24 +35,12 @@ def cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
     return Path(path) if path and os.path.isabs(path) else None
 
 
-def _sha256(data: bytes) -> Any:
-    """hashlib.sha256 without importing hashlib's OpenSSL binding (~2.5 ms of every start): the built-in module
-    gives the same digest."""
-    try:
-        from _sha256 import sha256  # type: ignore[import-not-found,unused-ignore]  # CPython <= 3.11
-    except ImportError:
-        try:
-            from _sha2 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]  # CPython >= 3.12
-        except ImportError:  # pragma: no cover - a build without the built-in module
-            from hashlib import sha256  # type: ignore[assignment,unused-ignore]
-    return sha256(data)
-
-
 def content_key(files: Mapping[str, bytes]) -> str:
     """A key over the cache format, compat's version and every file's name and bytes."""
     from compat import __version__
+    from compat.cache import sha256
 
-    h = _sha256(f"compat-matrix/{CACHE_FORMAT}/{__version__}\n".encode())
+    h = sha256(f"compat-matrix/{CACHE_FORMAT}/{__version__}\n".encode())
     for name in sorted(files):
         data = files[name]
         h.update(f"{name}\0{len(data)}\0".encode())

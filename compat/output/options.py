@@ -61,14 +61,19 @@ def find_pyproject(start: Optional[Path] = None) -> Optional[Path]:
 
 
 def _toml(path: Path) -> Mapping[str, Any]:
+    from compat.inputs import read_text
+
+    text = read_text(str(path), "pyproject.toml")
+    if (
+        "compat" not in text
+    ):  # no [tool.compat] in any TOML spelling: the parser (~5 ms to import) is not needed
+        return {}
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python < 3.11
         import tomli as tomllib
-    from compat.inputs import read_text
-
     try:
-        data = tomllib.loads(read_text(str(path), "pyproject.toml"))
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML ({exc})") from None
     return data

@@ -81,7 +81,8 @@ def gather_facts(
 
     Every probe runs in its own daemon thread under one deadline; a probe that hangs, crashes or is denied is
     recorded in Facts.probes with its status and error, never raised. `cache=False` re-imports every framework
-    even when nothing changed since the last successful import (see frameworks.cache_key). `nvml` replaces the pynvml module (tests),
+    even when nothing changed since the last successful import (see frameworks.cache_key) and asks nvcc and the
+    compiler again (compat.probes.toolcache). `nvml` replaces the pynvml module (tests),
     `root` re-roots /proc, /sys and /dev reads (tests). COMPAT_OVERRIDE_<FACT> variables in `environ` apply last.
     """
     from compat.probes import cudnn, driver, environment, health, resources, toolchain, toolkits
@@ -95,7 +96,7 @@ def gather_facts(
     tasks: dict[str, Callable[[], Any]] = {
         "gpu": lambda: _gpu_probe(nvml, timeout, env),
         "driver": lambda: driver.probe(fs, env),
-        "toolkits": lambda: toolkits.probe(fs, env, timeout),
+        "toolkits": lambda: toolkits.probe(fs, env, timeout, cache),
         "cudnn": lambda: cudnn.probe(fs, env),
         "frameworks": lambda: fwmod.probe(
             python,
@@ -109,7 +110,7 @@ def gather_facts(
         "resources": lambda: resources.probe(fs, env, cwd),
         "health": lambda: health.probe(fs, env, timeout),
         "environment": lambda: environment.probe(fs, env),
-        "toolchain": lambda: toolchain.probe(env, timeout),
+        "toolchain": lambda: toolchain.probe(env, timeout, cache),
     }
     # One after the other: NVML then nvidia-smi; dmesg, /dev/kmsg then journalctl; another interpreter's metadata
     # then its framework imports. With the defaults (5 s, 20 s) the worst case is 27 s.

@@ -11,7 +11,6 @@ to keep. Python 3.7+ syntax: the interpreter under test may be older than compat
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
 import os
 import platform
@@ -237,8 +236,9 @@ METADATA_MAX = 4 << 20
 
 
 def requires_dist(dist_dir: str) -> Optional[list[str]]:
-    """The Requires-Dist lines of a .dist-info's METADATA (the header only: it ends at the first blank line),
-    as importlib.metadata.requires() gives them; None when the file is not there or not readable."""
+    """The Requires-Dist lines of a .dist-info's METADATA (the header only: it ends at the first empty line), as
+    importlib.metadata.requires() gives them for well-formed files (a folded line is unfolded with one space);
+    None when the file is not there or not readable."""
     if not dist_dir.endswith(".dist-info"):
         return None
     try:
@@ -248,7 +248,10 @@ def requires_dist(dist_dir: str) -> Optional[list[str]]:
         return None
     out: list[str] = []
     folding = False  # the previous header line was a Requires-Dist
-    for line in text.splitlines():
+    for line in text.split(
+        "\n"
+    ):  # the email parser's line ends only (splitlines() also splits at \x0c, \u2028)
+        line = line[:-1] if line.endswith("\r") else line
         if not line:  # an empty line ends the header (a folded line may hold only spaces)
             break
         if line[:1] in (" ", "\t"):  # a folded header line continues the previous one
@@ -262,13 +265,25 @@ def requires_dist(dist_dir: str) -> Optional[list[str]]:
     return out
 
 
+def _sha256(data: bytes) -> Any:
+    """hashlib.sha256 without hashlib's OpenSSL binding (milliseconds of the doctor's start): same digest."""
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found,unused-ignore]  # CPython <= 3.11
+    except ImportError:
+        try:
+            from _sha2 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]  # CPython >= 3.12
+        except ImportError:
+            from hashlib import sha256  # type: ignore[assignment,unused-ignore]
+    return sha256(data)
+
+
 def meta(out: Out) -> None:
     where: dict[str, str] = {}
     dists = installed_distributions(None, where=where)
     out.doc["distributions"] = dict(
         (k, v) for k, v in dists.items() if k in FRAMEWORK_DISTS or k.startswith("nvidia-")
     )
-    out.doc["dists_digest"] = hashlib.sha256(
+    out.doc["dists_digest"] = _sha256(
         "\n".join("%s==%s" % kv for kv in sorted(dists.items())).encode("utf-8")
     ).hexdigest()
     out.doc["static"] = dict(

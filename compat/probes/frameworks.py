@@ -218,11 +218,10 @@ def cache_key(exe: str, mode: str, meta: Mapping[str, Any], environ: Mapping[str
     """Everything an import's outcome depends on: the interpreter, every installed distribution, the framework's
     files, the relevant environment, the driver, the device nodes and this boot (a reboot starts afresh)."""
     import glob
-    import hashlib
 
     try:
         with open(CHILD, "rb") as f:
-            child_digest = hashlib.sha256(f.read()).hexdigest()
+            child_digest = cache_mod.sha256(f.read()).hexdigest()
     except OSError:
         child_digest = None
     parts = {
@@ -238,7 +237,7 @@ def cache_key(exe: str, mode: str, meta: Mapping[str, Any], environ: Mapping[str
         "driver": _small("/proc/driver/nvidia/version"),
         "dev": sorted(glob.glob("/dev/nvidia*")),
     }
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
+    return str(cache_mod.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32])
 
 
 def _cache_path(environ: Mapping[str, str], key: str) -> str:

@@ -42,6 +42,8 @@ _NOTES = (
     ("No NVIDIA graphics adapter probed", "no-gpu-found"),
     ("has fallen off the bus", "fallen-off-bus"),
 )
+_KEYWORDS = ("NVRM", "NVIDIA", "Out of memory", "out of memory", "RmInitAdapter", "has fallen off the bus")
+"""Every line a pattern above matches holds one of these (a cheap test before the regular expressions)."""
 _TS_RE = re.compile(r"^\s*\[\s*(?P<ts>[^\]]+)\]\s*")
 
 
@@ -72,6 +74,8 @@ def parse_log(text: str) -> dict[str, Any]:
     notes: list[dict[str, Any]] = []
     pending_mismatch: dict[str, Any] | None = None
     for raw in text.splitlines():
+        if pending_mismatch is None and not any(k in raw for k in _KEYWORDS):
+            continue  # most kernel-log lines: none of the patterns below can match
         ts, line = strip_prefix(raw)
         m = _XID_RE.search(line)
         if m:

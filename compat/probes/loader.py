@@ -6,7 +6,7 @@ laptops, containers started without `--gpus`) that child only learns that `dlope
 and starting it costs a Python interpreter (~50 ms). `certainly_absent()` answers that question in-process by
 following glibc's search order for a name without a slash (ld.so(8)): LD_PRELOAD and /etc/ld.so.preload, the
 RPATH of the interpreter (conda's `$ORIGIN/../lib`), LD_LIBRARY_PATH, /etc/ld.so.cache, then the default
-directories (with their glibc-hwcaps and tls subdirectories).
+directories (with the subdirectories glibc also tries there: glibc-hwcaps/*, tls, the platform's name).
 
 It says "absent" only when every one of those places was read and none has the name; anything it cannot read or
 does not model (a loader other than glibc's: no /etc/ld.so.cache, e.g. musl or NixOS; `$ORIGIN` in
@@ -40,11 +40,41 @@ def _read(path: str, limit: int) -> bytes | None:
     return data if len(data) <= limit else None
 
 
+_LEGACY_SUBDIRS = (
+    "tls",
+    "x86_64",
+    "haswell",
+    "xeon_phi",
+    "avx512_1",
+    "i386",
+    "i686",
+    "aarch64",
+    "power8",
+    "power9",
+    "power10",
+    "z13",
+    "z14",
+    "z15",
+    "z16",
+)
+"""The subdirectories glibc < 2.37 also searches in each directory (`tls`, the platform and hwcap names, and their
+combinations such as tls/x86_64 or haswell/x86_64), beside glibc-hwcaps/* (glibc >= 2.33)."""
+
+
 def _variants(d: str) -> Iterable[str]:
-    """A search directory and the subdirectories glibc also tries in it."""
+    """A search directory and the subdirectories glibc may also try in it (a superset: more is only slower)."""
     yield d
-    yield os.path.join(d, "tls")
-    yield from glob.glob(os.path.join(glob.escape(d), "glibc-hwcaps", "*"))
+    names = dict.fromkeys((*_LEGACY_SUBDIRS, os.uname().machine if hasattr(os, "uname") else ""))
+    for name in names:
+        sub = os.path.join(d, name) if name else ""
+        if sub and os.path.isdir(sub):
+            yield sub
+            for inner in names:
+                if inner and os.path.isdir(os.path.join(sub, inner)):
+                    yield os.path.join(sub, inner)
+    for sub in glob.glob(os.path.join(glob.escape(d), "glibc-hwcaps", "*")):
+        yield sub
+        yield from (os.path.join(sub, n) for n in names if n and os.path.isdir(os.path.join(sub, n)))
 
 
 def search_dirs(

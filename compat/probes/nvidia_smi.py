@@ -6,7 +6,6 @@ Never the banner: its layout changes between driver releases. The CSV fields are
 
 from __future__ import annotations
 
-import csv
 import io
 import math
 import re
@@ -93,6 +92,8 @@ def classify_failure(text: str) -> str | None:
 def parse_csv(text: str, fields: tuple[str, ...] = FIELDS) -> list[dict[str, Any]] | None:
     """The rows of a `--format=csv,noheader,nounits` answer; None when the text is not that (garbage, a banner)."""
     rows = []
+    import csv  # only when nvidia-smi answered
+
     try:
         records = list(csv.reader(io.StringIO(text), skipinitialspace=True))
     except csv.Error:  # binary junk: a carriage return or a NUL inside a field

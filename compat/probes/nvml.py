@@ -308,14 +308,21 @@ class _NoLibrary:
 
 
 def _genuine_pynvml(environ: Mapping[str, str] | None) -> bool:
-    """The child would import nvidia-ml-py's own pynvml (not a stand-in on PYTHONPATH, not an old fork): the one
-    that asks the loader for libnvidia-ml.so.1 and raises NVML_ERROR_LIBRARY_NOT_FOUND when it is not there."""
-    import importlib.util
+    """The child would import nvidia-ml-py's own pynvml (not a stand-in on its PYTHONPATH, not an old fork): the one
+    that asks the loader for libnvidia-ml.so.1 and raises NVML_ERROR_LIBRARY_NOT_FOUND when it is not there.
 
-    if environ is not None and environ.get("PYTHONPATH") != os.environ.get("PYTHONPATH"):
+    The child is this interpreter started with `environ`: its import path is that PYTHONPATH, then the same standard
+    and site directories as ours. Searched in that order here; an interpreter started with -I, -E or -s (whose path
+    the child does not share) gets no shortcut."""
+    import importlib.machinery
+
+    if sys.flags.isolated or sys.flags.ignore_environment or sys.flags.no_user_site:
         return False
+    env = os.environ if environ is None else environ
+    theirs = [os.path.abspath(p or ".") for p in (env.get("PYTHONPATH") or "").split(os.pathsep) if p]
+    ours = [p for p in sys.path if p and os.path.abspath(p) != os.path.dirname(os.path.abspath(__file__))]
     try:
-        spec = importlib.util.find_spec("pynvml")
+        spec = importlib.machinery.PathFinder.find_spec("pynvml", theirs + ours)
     except (ImportError, ValueError):
         return False
     origin = getattr(spec, "origin", None)

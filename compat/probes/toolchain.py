@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from compat.probes._util import run_command
+from compat.probes.toolcache import version_query
 
 _VERSION_RE = re.compile(r"^\s*(\d{1,3}(?:\.\d{1,3}){0,2})\s*$")
 _CLANG_RE = re.compile(r"clang version (\d{1,3}(?:\.\d{1,3}){0,2})")
@@ -32,15 +32,16 @@ def parse_compiler(version_text: str, dump: str) -> dict[str, Any] | None:
     return {"family": "gcc", "version": m.group(1), "banner": first[:200]}
 
 
-def probe(environ: Mapping[str, str], timeout: float = 5.0) -> dict[str, Any]:
+def probe(environ: Mapping[str, str], timeout: float = 5.0, cache: bool = True) -> dict[str, Any]:
+    """`cache`: remember the compiler's answers for that exact binary (compat.probes.toolcache)."""
     cxx = (environ.get("CXX") or "").strip() or "c++"
     out: dict[str, Any] = {"status": "ok", "cxx": cxx}
-    ver = run_command([cxx, "--version"], timeout, environ=environ)
+    ver = version_query([cxx, "--version"], timeout, environ, cache=cache)
     out["compiler_status"] = ver.status
     if not ver.ok:
         out["error"] = ver.describe() if ver.status != "not-found" else None
         return out
-    dump = run_command([cxx, "-dumpfullversion", "-dumpversion"], timeout, environ=environ)
+    dump = version_query([cxx, "-dumpfullversion", "-dumpversion"], timeout, environ, cache=cache)
     parsed = parse_compiler(ver.output, dump.stdout if dump.ok else "")
     if parsed is None:
         out["compiler_status"] = "garbage"

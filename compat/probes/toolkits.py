@@ -9,7 +9,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from compat.probes._util import HostFS, read, run_command, which
+from compat.probes._util import HostFS, read, which
+from compat.probes.toolcache import version_query
 
 _NVCC_RE = re.compile(r"Cuda compilation tools, release (\d+\.\d+), V(\d+\.\d+(?:\.\d+)?)")
 _VERSION_TXT_RE = re.compile(r"CUDA Version\s+(\d+\.\d+(?:\.\d+)?)")
@@ -73,7 +74,9 @@ def _release(v: str | None) -> str | None:
     return ".".join(parts[:2]) if len(parts) >= 2 else None
 
 
-def _toolkit_at(fs: HostFS, root: str, timeout: float, environ: Mapping[str, str]) -> dict[str, Any]:
+def _toolkit_at(
+    fs: HostFS, root: str, timeout: float, environ: Mapping[str, str], cache: bool = True
+) -> dict[str, Any]:
     """One toolkit directory: version from version.json, version.txt or its own nvcc."""
     tk: dict[str, Any] = {"path": root, "real_path": fs.realpath(root)}
     vj = read(fs, f"{root}/version.json")
@@ -85,7 +88,7 @@ def _toolkit_at(fs: HostFS, root: str, timeout: float, environ: Mapping[str, str
         source = "version.txt" if version else None
     nvcc = f"{root}/bin/nvcc"
     if version is None and fs.exists(nvcc):
-        res = run_command([fs.real(nvcc), "--version"], timeout, environ=environ)
+        res = version_query([fs.real(nvcc), "--version"], timeout, environ, cache=cache)
         parsed = parse_nvcc(res.output) if res.ok else None
         if parsed:
             version, source = parsed["release"], "bin/nvcc --version"
@@ -94,10 +97,11 @@ def _toolkit_at(fs: HostFS, root: str, timeout: float, environ: Mapping[str, str
     return tk
 
 
-def probe(fs: HostFS, environ: Mapping[str, str], timeout: float = 5.0) -> dict[str, Any]:
+def probe(fs: HostFS, environ: Mapping[str, str], timeout: float = 5.0, cache: bool = True) -> dict[str, Any]:
+    """`cache`: remember nvcc's answer for that exact binary (compat.probes.toolcache)."""
     out: dict[str, Any] = {"status": "ok"}
     # nvcc on PATH: what `nvcc` and most build systems use.
-    res = run_command(["nvcc", "--version"], timeout, environ=environ)
+    res = version_query(["nvcc", "--version"], timeout, environ, cache=cache)
     nv: dict[str, Any] = {"status": res.status}
     if res.ok:
         parsed = parse_nvcc(res.output)
@@ -116,7 +120,7 @@ def probe(fs: HostFS, environ: Mapping[str, str], timeout: float = 5.0) -> dict[
     for p in fs.glob("/usr/local/cuda*"):
         if fs.is_dir(p) and p not in roots:
             roots.append(p)
-    out["toolkits"] = [_toolkit_at(fs, r, timeout, environ) for r in roots]
+    out["toolkits"] = [_toolkit_at(fs, r, timeout, environ, cache) for r in roots]
     # LD_LIBRARY_PATH entries carrying CUDA libraries.
     shadow = []
     for d in (environ.get("LD_LIBRARY_PATH") or "").split(":"):
