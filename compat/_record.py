@@ -2,18 +2,18 @@
 
 On Python < 3.13, `@dataclass(frozen=True)` compiles six methods per class, each with its own `exec`: about
 0.4 ms a class, and the doctor defines ~90 of them before it can answer (~35 ms of a ~200 ms run). A `record`
-compiles one: the `__init__`. `__eq__`, `__hash__`, `__repr__`, `__setattr__` and `__delattr__` are shared functions
+compiles at most one, the `__init__`, and only when the class is first instantiated. `__eq__`, `__hash__`, `__repr__`, `__setattr__` and `__delattr__` are shared functions
 that read the class's fields (computed once per class). What stays the same: `dataclasses.fields()`,
 `replace()`, `asdict()`, `is_dataclass()`, `field(...)` options (default, default_factory, kw_only, compare,
 hash, repr, metadata), equality and hashing by the compared fields of the same class, FrozenInstanceError on
 any assignment or deletion after `__init__`, `__post_init__`, pickling and copying.
 
-What differs: a record's `__init__` assigns through the shared `__setattr__`, which lets each field be set
-once (so `__init__` and `__post_init__` with `object.__setattr__` work as before); `__dataclass_params__.frozen`
-reads False; a record may not inherit from a plain frozen dataclass (the dataclasses module refuses at import
-time, so a mistake shows at once). A class with a field that `__init__` leaves unset (`field(init=False)` without a
-default, set in `__post_init__`) keeps the dataclasses module's frozen `__setattr__`/`__delattr__` (two more
-compiled methods) so that the field cannot be assigned later. mypy sees a frozen dataclass (PEP 681).
+What differs: `__init__` (the same code the dataclasses module generates, assigning with object.__setattr__ when
+frozen) is compiled on the class's first instantiation, so a class a run never instantiates costs nothing to
+compile; until then `inspect.signature()` of the class reads (*args, **kwargs). `__dataclass_params__` reads
+init=False, frozen=False; a record may not inherit from a plain frozen dataclass (the dataclasses module refuses
+at import time, so a mistake shows at once); ClassVar and InitVar fields are refused. mypy sees a frozen
+dataclass (PEP 681).
 
 `record(frozen=False)` is a mutable dataclass with the shared `__eq__` and `__repr__` (and `__hash__ = None`).
 """
@@ -87,31 +87,93 @@ def _repr(self: Any) -> str:
 
 
 def _setattr(self: Any, name: str, value: Any) -> None:
-    # Each field once (the generated __init__); nothing after.
-    if name in self.__dict__ or name not in self.__class__.__dataclass_fields__:
-        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
-    object.__setattr__(self, name, value)
+    raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
 
 
 def _delattr(self: Any, name: str) -> None:
     raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
 
 
-def _unset_by_init(cls: type) -> bool:
-    """Whether a field of `cls` (or of its bases) is field(init=False) without a default: __init__ leaves it unset."""
-    for klass in cls.__mro__:
-        for value in vars(klass).values():
-            if (
-                isinstance(value, dataclasses.Field)
-                and not value.init
-                and value.default is dataclasses.MISSING
-                and value.default_factory is dataclasses.MISSING
-            ):
-                return True
-        for f in getattr(klass, "__dataclass_fields__", {}).values():
-            if not f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                return True
-    return False
+class _Factory:
+    """The default of a parameter whose field has a default_factory (the dataclasses module's own trick)."""
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY = _Factory()
+
+
+def _check_order(cls: type) -> None:
+    """What the dataclasses module checks when it compiles __init__: no positional field without a default after
+    one with a default (checked at class creation here: __init__ itself is compiled on first use)."""
+    seen_default = None
+    for f in dataclasses.fields(cls):
+        if not f.init or f.kw_only:
+            continue
+        has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+        if has_default:
+            seen_default = f.name
+        elif seen_default is not None:
+            raise TypeError(f"non-default argument {f.name!r} follows default argument {seen_default!r}")
+
+
+def _init_fn(cls: type, frozen: bool) -> Callable[..., None]:
+    """The __init__ the dataclasses module would generate for `cls` (frozen: fields set with object.__setattr__)."""
+    fs = dataclasses.fields(cls)
+    me = "__record_self__" if any(f.name == "self" for f in fs) else "self"
+    ns: dict[str, Any] = {"__record_set__": object.__setattr__, "__record_factory__": _FACTORY}
+    positional: list[str] = []
+    keyword: list[str] = []
+    body: list[str] = []
+    for f in fs:
+        dflt, fact = f"__record_default_{f.name}__", f"__record_factory_{f.name}__"
+        if f.default is not dataclasses.MISSING:
+            ns[dflt] = f.default
+        if f.default_factory is not dataclasses.MISSING:
+            ns[fact] = f.default_factory
+        if f.init:
+            if f.default is not dataclasses.MISSING:
+                param, value = f"{f.name}={dflt}", f.name
+            elif f.default_factory is not dataclasses.MISSING:
+                param, value = (
+                    f"{f.name}=__record_factory__",
+                    f"{fact}() if {f.name} is __record_factory__ else {f.name}",
+                )
+            else:
+                param, value = f.name, f.name
+            (keyword if f.kw_only else positional).append(param)
+        elif f.default is not dataclasses.MISSING:
+            value = dflt
+        elif f.default_factory is not dataclasses.MISSING:
+            value = f"{fact}()"
+        else:
+            continue  # left unset, as the dataclasses module leaves it (__post_init__ may set it)
+        body.append(f"__record_set__({me}, {f.name!r}, {value})" if frozen else f"{me}.{f.name} = {value}")
+    if hasattr(cls, "__post_init__"):
+        body.append(f"{me}.__post_init__()")
+    params = ", ".join([me, *positional, *(["*", *keyword] if keyword else [])])
+    src = f"def __init__({params}):\n" + "".join(f"    {line}\n" for line in body or ["pass"])
+    exec(src, ns)  # noqa: S102 - source built above from the class's own field names
+    fn: Callable[..., None] = ns["__init__"]
+    fn.__qualname__ = f"{cls.__qualname__}.__init__"
+    fn.__module__ = cls.__module__
+    return fn
+
+
+def _lazy_init(cls: type, frozen: bool) -> Callable[..., None]:
+    """A placeholder that compiles the class's __init__ on its first call and puts it in its place: a class that is
+    defined but never instantiated in a run costs no compilation."""
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        real = cls.__dict__["__init__"]
+        if real is __init__:
+            real = _init_fn(cls, frozen)
+            type.__setattr__(cls, "__init__", real)
+        real(self, *args, **kwargs)
+
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    return __init__
 
 
 def _make(cls: T, frozen: bool, kw_only: bool) -> T:
@@ -124,17 +186,19 @@ def _make(cls: T, frozen: bool, kw_only: bool) -> T:
     explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
     if cls.__doc__ is None:  # else the dataclasses module builds one from inspect.signature (slow)
         cls.__doc__ = cls.__qualname__
-    # A field __init__ leaves unset (field(init=False) without a default, set by __post_init__) would let the
-    # set-once rule assign it later: such a class gets the dataclasses module's own frozen methods instead.
-    plain_frozen = frozen and _unset_by_init(cls)
-    out: Any = dataclasses.dataclass(cls, repr=False, eq=False, frozen=plain_frozen, kw_only=kw_only)
+    out: Any = dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=False, kw_only=kw_only)
+    if len(out.__dataclass_fields__) != len(dataclasses.fields(out)):  # ClassVar or InitVar pseudo-fields
+        raise TypeError(f"{cls.__qualname__}: a record has no ClassVar or InitVar fields; use a dataclass")
+    if "__init__" not in own:
+        _check_order(out)
+        out.__init__ = _lazy_init(out, frozen)
     if "__eq__" not in own:
         out.__eq__ = _eq
     if "__repr__" not in own:
         out.__repr__ = _repr
     if not explicit_hash:
         out.__hash__ = _hash if frozen else None
-    if frozen and not plain_frozen:
+    if frozen:
         out.__setattr__ = _setattr
         out.__delattr__ = _delattr
     return out  # type: ignore[no-any-return]
