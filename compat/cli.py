@@ -393,6 +393,8 @@ def _exit_now(code: int) -> None:
     main = threading.main_thread()
     if run_exitfuncs is None or any(t is not main and not t.daemon for t in threading.enumerate()):
         return
+    if not _is_the_program():
+        return
     try:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -402,6 +404,23 @@ def _exit_now(code: int) -> None:
     except Exception:  # noqa: BLE001 - a stream that cannot be flushed: Python's own exit reports it
         return
     os._exit(code)
+
+
+def _is_the_program() -> bool:
+    """compat is the whole process: `python -m compat` or the `compat` console script, nothing of a caller's own
+    on the stack. IPython's `%run -m compat`, runpy called from a script, a test harness or `coverage run` keep the
+    normal SystemExit (their code after compat must run)."""
+    frame = sys._getframe()
+    while frame.f_back is not None:
+        frame = frame.f_back
+    code = frame.f_code
+    if code.co_name == "_run_module_as_main":  # the interpreter's own `-m`
+        return code.co_filename in ("<frozen runpy>", getattr(sys.modules.get("runpy"), "__file__", None))
+    return (
+        code.co_name == "<module>"
+        and os.path.basename(code.co_filename) in ("compat", "compat.exe", "compat-script.py")
+        and os.path.abspath(code.co_filename) == os.path.abspath(sys.argv[0] if sys.argv else "")
+    )
 
 
 def _quiet_teardown() -> None:

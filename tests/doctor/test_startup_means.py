@@ -260,7 +260,9 @@ def test_the_command_line_exit_writes_the_whole_report(tmp_path: Path, driver: s
 EXIT_CHILD = textwrap.dedent(
     """
     import atexit, sys, threading
+    import compat.cli
     from compat.cli import _exit_now
+    compat.cli._is_the_program = lambda: True  # started with -c here; as if `python -m compat`
     marker = sys.argv[1]
     def bye():
         sys.stdout.write("atexit-ran\\n")
@@ -298,3 +300,41 @@ def test_exit_now_flushes_runs_atexit_and_exits_with_the_code(tmp_path: Path, ca
         assert res.returncode == 3 and lines[1:] == ["atexit-ran"]
     else:  # a non-daemon thread still at work: _exit_now returns, the normal exit follows
         assert res.returncode == 5 and lines[1:] == ["returned", "atexit-ran"]
+
+
+# A sitecustomize whose object says when the interpreter tears down (module globals are cleared then).
+TEARDOWN_PROBE = """
+import sys
+class _Probe:
+    def __del__(self):
+        sys.stderr.write("TEARDOWN\\n")
+_probe = _Probe()
+"""
+
+AFTER_RUNPY = """
+import runpy, sys
+sys.argv = ["compat", "--help"]
+try:
+    runpy.run_module("compat", run_name="__main__")
+finally:
+    sys.stderr.write("CALLER-FINALLY\\n")
+"""
+
+
+def test_only_compat_as_the_whole_program_skips_the_teardown(tmp_path: Path) -> None:
+    """`python -m compat` leaves through os._exit (no teardown); compat run by other code through runpy (IPython's
+    %run -m, a harness) raises SystemExit as before, so the caller's own code still runs."""
+    (tmp_path / "sitecustomize.py").write_text(TEARDOWN_PROBE)
+    env = {**CHILD_ENV, "PYTHONPATH": f"{tmp_path}{os.pathsep}{CHILD_ENV['PYTHONPATH']}"}
+
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, *argv], capture_output=True, text=True, timeout=60, env=env, check=False
+        )
+
+    alone = run("-m", "compat", "--help")
+    assert alone.returncode == 0 and "Usage" in alone.stdout
+    assert "TEARDOWN" not in alone.stderr
+    hosted = run("-c", AFTER_RUNPY)
+    assert hosted.returncode == 0 and "Usage" in hosted.stdout
+    assert "CALLER-FINALLY" in hosted.stderr and "TEARDOWN" in hosted.stderr
