@@ -338,9 +338,8 @@ def main(argv: Optional[list[str]] = None) -> None:
             from typer._completion_classes import completion_init
 
             completion_init()
-        from compat import render
-
-        render.COLOR_MODE = "auto"
+        if "compat.render" in sys.modules:  # imported by whatever renders (its default is "auto")
+            sys.modules["compat.render"].COLOR_MODE = "auto"  # type: ignore[attr-defined]  # no --color carry-over
         args = _take_color(list(args))
         rv: Any = _group().main(args=args, prog_name="compat", standalone_mode=False)
         code = rv if isinstance(rv, int) else EXIT_OK

@@ -6,15 +6,15 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
-from compat.findings import Report
-from compat.matrix import Matrix, get_matrix
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported where used: the doctor starts its probes before it loads the matrix
+    from compat.findings import Report
+    from compat.matrix import Matrix
     from compat.output.options import OutputOptions
 
 
 def load(matrix: Optional[str]) -> Matrix:
     from compat.cli import matrix_dir
+    from compat.matrix import get_matrix
 
     return get_matrix(matrix_dir(matrix))
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -60,13 +61,20 @@ def find_pyproject(start: Optional[Path] = None) -> Optional[Path]:
     return None
 
 
+_Q = "[\"']?"
+_MAY_HOLD_TOOL_COMPAT = re.compile(
+    rf"^[ \t]*\[[ \t]*{_Q}tool{_Q}[ \t]*(?:\.[ \t]*{_Q}compat{_Q}[ \t]*(?:[\].]|$)|\])"  # [tool.compat…] or [tool]
+    rf"|^[ \t]*{_Q}tool{_Q}[ \t]*\.[ \t]*{_Q}compat{_Q}[ \t]*[.=]",  # tool.compat.select = … (dotted keys)
+    re.MULTILINE,
+)
+"""Every TOML spelling of a [tool.compat] table matches (a superset: a match only means the file is parsed)."""
+
+
 def _toml(path: Path) -> Mapping[str, Any]:
     from compat.inputs import read_text
 
     text = read_text(str(path), "pyproject.toml")
-    if (
-        "compat" not in text
-    ):  # no [tool.compat] in any TOML spelling: the parser (~5 ms to import) is not needed
+    if not _MAY_HOLD_TOOL_COMPAT.search(text):  # the TOML parser (~5 ms to import) only when it can matter
         return {}
     if sys.version_info >= (3, 11):
         import tomllib

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.output.conftest import DOCKERFILE, FLEET, SNAPSHOT
 
 WARN = [
@@ -161,3 +163,24 @@ def test_a_removed_current_folder_means_no_configuration(tmp_path: Path, monkeyp
     gone.rmdir()
     assert find_pyproject() is None
     assert output_options().format == "text"
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed"),
+    [
+        ("[tool.compat]\nselect = ['driver']\n", True),
+        ("[ 'tool' . \"compat\" ]\nselect = ['driver']\n", True),
+        ("[tool.compat.extra]\n", True),
+        ("[tool]\ncompat = { select = ['driver'] }\n", True),
+        ("tool.compat.select = ['driver']\n", True),
+        ("[tool.compat\n", True),
+        ("[tool.ruff]\nline-length = 1\n[project.scripts]\ncompat = 'compat.cli:main'\n", False),
+        ("[tool.compatible]\nx = 1\n", False),
+        ("[project]\nname = 'compat'\n", False),
+    ],
+)
+def test_the_toml_parser_runs_only_for_a_file_that_can_hold_tool_compat(text: str, parsed: bool) -> None:
+    """A pyproject.toml without any spelling of [tool.compat] is not parsed (tomllib costs ~5 ms to import)."""
+    from compat.output.options import _MAY_HOLD_TOOL_COMPAT
+
+    assert bool(_MAY_HOLD_TOOL_COMPAT.search(text)) is parsed
