@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import sys
 from collections.abc import Mapping
 from dataclasses import field, replace
@@ -283,7 +282,7 @@ def host_os() -> str:
 
 
 def host_python() -> str:
-    return platform.python_version()
+    return sys.version.split()[0]  # platform.python_version(), without importing platform (~2 ms)
 
 
 # ---------------------------------------------------------------- snapshots

@@ -13,7 +13,6 @@ from __future__ import annotations
 import ast
 import json
 import os
-import platform
 import sys
 import time
 import traceback
@@ -66,7 +65,7 @@ class Out:
         self.path = path
         self.doc: dict[str, Any] = {
             "stage": "start",
-            "python": platform.python_version(),
+            "python": sys.version.split()[0],  # platform.python_version() without importing platform
             "executable": sys.executable,
         }
 

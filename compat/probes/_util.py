@@ -4,6 +4,7 @@ runner that executes probes in daemon threads under one deadline (so a hung driv
 from __future__ import annotations
 
 import errno
+import fnmatch
 import glob as _glob
 import os
 import threading
@@ -53,6 +54,9 @@ class HostFS:
 
     def __init__(self, root: str = "/") -> None:
         self.root = os.path.abspath(root)
+        self._names: dict[str, list[str] | None] = {}
+        """Directory listings of this run (the probes glob /usr/lib/... for several patterns each)."""
+        self._lock = threading.Lock()
 
     def _p(self, path: str) -> str:
         if self.root == "/":
@@ -98,7 +102,22 @@ class HostFS:
         return sorted(os.listdir(self._p(path)))
 
     def glob(self, pattern: str) -> list[str]:
-        return sorted(self._host(p) for p in _glob.glob(self._p(pattern)))
+        """glob.glob's answer (sorted); a pattern with magic only in its last part reads its directory once per run."""
+        d, base = os.path.split(pattern)
+        if not d or _glob.has_magic(d) or not _glob.has_magic(base):
+            return sorted(self._host(p) for p in _glob.glob(self._p(pattern)))
+        with self._lock:
+            if d not in self._names:
+                try:
+                    self._names[d] = os.listdir(self._p(d))
+                except OSError:
+                    self._names[d] = None
+            names = self._names[d]
+        if names is None:
+            return []
+        if not base.startswith("."):  # as glob: hidden names only for a pattern that starts with a dot
+            names = [n for n in names if not n.startswith(".")]
+        return sorted(os.path.join(d, n) for n in fnmatch.filter(names, base))
 
     def realpath(self, path: str) -> str:
         real = os.path.realpath(self._p(path))
