@@ -8,6 +8,9 @@ machine's load hits them alike; the median wall time of each is printed with its
     compat --help                 within +80 ms of `python -c pass`
     compat doctor --no-smoke      (warm) at least 10x faster than `python -m torch.utils.collect_env`
 
+The doctor runs with `--python` set to this interpreter, so that it inspects the environment collect_env reports on
+(by default it would inspect the python3 on PATH, maybe another environment behind a pyenv shim).
+
 Before timing, every command runs once (the warm-up): bytecode is written, the matrix cache and the doctor's
 import cache are filled, as on a machine where compat has run before. PYTHONDONTWRITEBYTECODE is removed from the
 children's environment (an installed wheel has its bytecode; without it every run would compile compat).
