@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 import reprlib
+import sys
 import threading
 from typing import TYPE_CHECKING, Any, Callable, TypeVar, overload
 
@@ -73,7 +74,25 @@ def _eq(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     key = _keys(self.__class__)[0]
-    return key(self) == key(other)
+    return key(self) == key(other)  # as the generated tuple comparison (Python < 3.13)
+
+
+def _eq_fieldwise(self: Any, other: Any) -> Any:
+    """Python >= 3.13's generated __eq__: `self is other`, else field by field (`a == a` is False for NaN)."""
+    if self is other:
+        return True
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    result: Any = True
+    for a, b in zip(_keys(self.__class__)[0](self), _keys(self.__class__)[0](other)):
+        result = a == b
+        if not result:
+            return result
+    return result
+
+
+if sys.version_info >= (3, 13):
+    _eq = _eq_fieldwise  # noqa: F811
 
 
 def _hash(self: Any) -> int:
@@ -86,12 +105,22 @@ def _repr(self: Any) -> str:
     return f"{self.__class__.__qualname__}({shown})"
 
 
-def _setattr(self: Any, name: str, value: Any) -> None:
-    raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+def _frozen_methods(cls: type[Any]) -> tuple[Callable[..., None], Callable[..., None]]:
+    """The dataclasses module's frozen __setattr__/__delattr__ for `cls`, as closures (nothing compiled): a field,
+    or any attribute of an instance of exactly `cls`, is refused; a plain subclass may set its own attributes."""
+    names = frozenset(f.name for f in dataclasses.fields(cls))
 
+    def __setattr__(self: Any, name: str, value: Any) -> None:
+        if type(self) is cls or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)
 
-def _delattr(self: Any, name: str) -> None:
-    raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+    def __delattr__(self: Any, name: str) -> None:
+        if type(self) is cls or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)
+
+    return __setattr__, __delattr__
 
 
 class _Factory:
@@ -186,7 +215,14 @@ def _make(cls: T, frozen: bool, kw_only: bool) -> T:
     explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
     if cls.__doc__ is None:  # else the dataclasses module builds one from inspect.signature (slow)
         cls.__doc__ = cls.__qualname__
+    for base in cls.__mro__[1:]:  # the dataclasses module's rule, for records (they say frozen=False to it)
+        if "__record_frozen__" in base.__dict__:
+            if base.__dict__["__record_frozen__"] and not frozen:
+                raise TypeError("cannot inherit non-frozen dataclass from a frozen one")
+            if frozen and not base.__dict__["__record_frozen__"]:
+                raise TypeError("cannot inherit frozen dataclass from a non-frozen one")
     out: Any = dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=False, kw_only=kw_only)
+    out.__record_frozen__ = frozen
     if len(out.__dataclass_fields__) != len(dataclasses.fields(out)):  # ClassVar or InitVar pseudo-fields
         raise TypeError(f"{cls.__qualname__}: a record has no ClassVar or InitVar fields; use a dataclass")
     if "__init__" not in own:
@@ -199,8 +235,7 @@ def _make(cls: T, frozen: bool, kw_only: bool) -> T:
     if not explicit_hash:
         out.__hash__ = _hash if frozen else None
     if frozen:
-        out.__setattr__ = _setattr
-        out.__delattr__ = _delattr
+        out.__setattr__, out.__delattr__ = _frozen_methods(out)
     return out  # type: ignore[no-any-return]
 
 

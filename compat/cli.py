@@ -413,8 +413,12 @@ def _is_the_program() -> bool:
     while frame.f_back is not None:
         frame = frame.f_back
     code = frame.f_code
-    if code.co_name == "_run_module_as_main":  # the interpreter's own `-m`
-        return code.co_filename in ("<frozen runpy>", getattr(sys.modules.get("runpy"), "__file__", None))
+    if code.co_name == "_run_module_as_main":  # the interpreter's own `-m`: of compat, not of another program
+        spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+        return getattr(spec, "name", None) == "compat.__main__" and code.co_filename in (
+            "<frozen runpy>",
+            getattr(sys.modules.get("runpy"), "__file__", None),
+        )
     return (
         code.co_name == "<module>"
         and os.path.basename(code.co_filename) in ("compat", "compat.exe", "compat-script.py")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -61,30 +60,38 @@ def find_pyproject(start: Optional[Path] = None) -> Optional[Path]:
     return None
 
 
-_Q = "[\"']?"
-_MAY_HOLD_TOOL_COMPAT = re.compile(
-    rf"^[ \t]*\[[ \t]*{_Q}tool{_Q}[ \t]*(?:\.[ \t]*{_Q}compat{_Q}[ \t]*(?:[\].]|$)|\])"  # [tool.compat…] or [tool]
-    rf"|^[ \t]*{_Q}tool{_Q}[ \t]*\.[ \t]*{_Q}compat{_Q}[ \t]*[.=]",  # tool.compat.select = … (dotted keys)
-    re.MULTILINE,
-)
-"""Every TOML spelling of a [tool.compat] table matches (a superset: a match only means the file is parsed)."""
+TOML_CACHE_FORMAT = 1
 
 
-def _toml(path: Path) -> Mapping[str, Any]:
+def _tool_compat(path: Path) -> Any:
+    """The raw `tool.compat` value of a pyproject.toml (None when absent); InputError when it is not valid TOML.
+
+    The parser's outcome for these exact bytes is kept in compat's cache (tomllib costs ~5 ms to import, on every
+    command run in a project with a pyproject.toml); any edit is other bytes, so another key."""
+    from compat import cache as cache_mod
     from compat.inputs import read_text
 
     text = read_text(str(path), "pyproject.toml")
-    if not _MAY_HOLD_TOOL_COMPAT.search(text):  # the TOML parser (~5 ms to import) only when it can matter
-        return {}
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python < 3.11
-        import tomli as tomllib
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML ({exc})") from None
-    return data
+    data = text.encode("utf-8", "surrogatepass")
+    entry = os.path.join(
+        cache_mod.cache_dir(),
+        f"pyproject-{cache_mod.sha256(data).hexdigest()[:32]}-{sys.version_info[0]}{sys.version_info[1]}.bin",
+    )
+    doc = cache_mod.load(entry, TOML_CACHE_FORMAT)
+    if doc is None or not isinstance(doc.get("error", 0), (str, type(None))) or "table" not in doc:
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover - Python < 3.11
+            import tomli as tomllib
+        try:
+            tool = tomllib.loads(text).get("tool")
+            doc = {"error": None, "table": tool.get("compat") if isinstance(tool, Mapping) else None}
+        except tomllib.TOMLDecodeError as exc:
+            doc = {"error": str(exc), "table": None}
+        cache_mod.store(entry, TOML_CACHE_FORMAT, doc)  # a table marshal cannot hold (dates) is not kept
+    if doc["error"] is not None:
+        raise InputError(f"{path}: not valid TOML ({doc['error']})")
+    return doc["table"]
 
 
 def load_tool_config(start: Optional[Path] = None) -> dict[str, Any]:
@@ -94,8 +101,7 @@ def load_tool_config(start: Optional[Path] = None) -> dict[str, Any]:
     path = find_pyproject(start)
     if path is None:
         return {}
-    tool = _toml(path).get("tool")
-    table = tool.get("compat") if isinstance(tool, Mapping) else None
+    table = _tool_compat(path)
     if table is None:
         return {}
     if not isinstance(table, Mapping):

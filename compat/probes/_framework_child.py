@@ -277,6 +277,10 @@ def _sha256(data: bytes) -> Any:
 
 
 def meta(out: Out) -> None:
+    # This script also runs under older interpreters: below 3.8 there is no importlib.metadata.
+    if sys.version_info < (3, 8):  # noqa: UP036
+        out.doc["error"] = "importlib.metadata is not available (Python < 3.8)"
+        return
     where: dict[str, str] = {}
     dists = installed_distributions(None, where=where)
     out.doc["distributions"] = dict(

@@ -8,8 +8,9 @@ of the query, the real path and identity of the binary (device, inode, size, mod
 the environment variables that can change what it prints (the locale of its messages, NVCC_* flags); any change
 to the file, a reinstall or a switched symlink is another key, so the next run asks afresh.
 
-Only ELF executables are remembered: a script (a wrapper such as `exec /usr/local/cuda-13.0/bin/nvcc "$@"`, a
-pyenv-like shim) may run anything, so it runs every time. A failure, a timeout or a crash is never stored, and
+Only ELF executables named like a compiler (after following links) are remembered: a script (a wrapper such as
+`exec /usr/local/cuda-13.0/bin/nvcc "$@"`) or an ELF wrapper (ccache, distcc, sccache: masquerading as `c++`,
+they run the next compiler on PATH) may run anything, so they run every time. A failure, a timeout or a crash is never stored, and
 `compat doctor --no-cache` runs every query. Within one run the same binary is asked once.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -36,6 +38,12 @@ ENV_KEYS = (
     "NVCC_CCBIN",
 )
 """Variables that can change a version query's output: GCC translates its banner; nvcc reads its NVCC_* flags."""
+
+_COMPILER_RE = re.compile(
+    r"^(?:[\w.]+-)*(?:nvcc|cc|c\+\+|gcc|g\+\+|clang|clang\+\+|icx|icpx|icpc|nvc\+\+)(?:-[\d.]+)?(?:\.exe)?$"
+)
+"""Names of compilers that answer a version query themselves (`x86_64-linux-gnu-g++-12`, `clang++-17`, `nvcc`);
+a wrapper's answer depends on the compiler it finds next, so it is never remembered."""
 
 _LOCK = threading.Lock()
 _MEMO: dict[str, CmdResult] = {}
@@ -60,8 +68,10 @@ def query_key(argv: Sequence[str], environ: Mapping[str, str]) -> str | None:
         st = os.stat(real)
     except OSError:
         return None
-    if not _is_elf(real):
-        return None
+    if not _COMPILER_RE.match(os.path.basename(real)) or not _is_elf(real):
+        return (
+            None  # a script, or an ELF wrapper (ccache, distcc, sccache) that runs whatever compiler is next
+        )
     parts = [
         CACHE_FORMAT,
         exe,

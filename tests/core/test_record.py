@@ -659,3 +659,38 @@ def test_compat_defines_its_value_classes_as_records() -> None:
         if re.match(r"\s*@(dataclasses\.)?dataclass\b", line)
     ]
     assert not plain, f"use compat._record.record instead of @dataclass: {plain}"
+
+
+def test_frozen_records_follow_the_dataclasses_inheritance_rules() -> None:
+    """As the dataclasses module: a plain subclass of a frozen record may set its own attributes (not the fields);
+    a mutable record cannot derive from a frozen one, nor a frozen one from a mutable one."""
+
+    @record
+    class Base:
+        x: int
+
+    class Plain(Base):
+        pass
+
+    p = Plain(1)
+    p.extra = 5  # type: ignore[attr-defined]
+    assert p.extra == 5  # type: ignore[attr-defined]
+    with pytest.raises(FrozenInstanceError):
+        p.x = 2  # type: ignore[misc]
+    with pytest.raises(FrozenInstanceError):
+        Base(1).extra = 5  # type: ignore[attr-defined]
+    with pytest.raises(TypeError, match="non-frozen dataclass from a frozen one"):
+
+        @record(frozen=False)
+        class Mutable(Base):  # type: ignore[misc]  # mypy refuses it too
+            y: int = 0
+
+    @record(frozen=False)
+    class Loose:
+        x: int
+
+    with pytest.raises(TypeError, match="frozen dataclass from a non-frozen one"):
+
+        @record
+        class Tight(Loose):  # type: ignore[misc]  # mypy refuses it too
+            y: int = 0

@@ -338,3 +338,26 @@ def test_only_compat_as_the_whole_program_skips_the_teardown(tmp_path: Path) -> 
     hosted = run("-c", AFTER_RUNPY)
     assert hosted.returncode == 0 and "Usage" in hosted.stdout
     assert "CALLER-FINALLY" in hosted.stderr and "TEARDOWN" in hosted.stderr
+
+
+CALLS_MAIN = """
+import sys
+sys.argv = ["compat", "--help"]
+from compat.cli import main
+try:
+    main()
+except SystemExit:
+    sys.stderr.write("CAUGHT\\n")
+sys.stderr.write("AFTER\\n")
+"""
+
+
+def test_another_programs_dash_m_keeps_its_code_after_compat(tmp_path: Path) -> None:
+    """`python -m otherprogram` (pytest, a wrapper) that calls compat's main() gets SystemExit, not os._exit."""
+    (tmp_path / "callsmain.py").write_text(CALLS_MAIN)
+    env = {**CHILD_ENV, "PYTHONPATH": f"{tmp_path}{os.pathsep}{CHILD_ENV['PYTHONPATH']}"}
+    res = subprocess.run(
+        [sys.executable, "-m", "callsmain"], capture_output=True, text=True, timeout=60, env=env, check=False
+    )
+    assert res.returncode == 0 and "Usage" in res.stdout
+    assert "CAUGHT" in res.stderr and "AFTER" in res.stderr

@@ -166,21 +166,49 @@ def test_a_removed_current_folder_means_no_configuration(tmp_path: Path, monkeyp
 
 
 @pytest.mark.parametrize(
-    ("text", "parsed"),
+    ("text", "why"),
     [
-        ("[tool.compat]\nselect = ['driver']\n", True),
-        ("[ 'tool' . \"compat\" ]\nselect = ['driver']\n", True),
-        ("[tool.compat.extra]\n", True),
-        ("[tool]\ncompat = { select = ['driver'] }\n", True),
-        ("tool.compat.select = ['driver']\n", True),
-        ("[tool.compat\n", True),
-        ("[tool.ruff]\nline-length = 1\n[project.scripts]\ncompat = 'compat.cli:main'\n", False),
-        ("[tool.compatible]\nx = 1\n", False),
-        ("[project]\nname = 'compat'\n", False),
+        ("[project\nname = 'x'\n", "not valid TOML"),  # broken elsewhere: still the one-line error
+        ("tool = { compat = { fail-on = 'nope' } }\n", "fail-on must be one of"),  # an inline table
+        ("[[tool.compat]]\nselect = ['driver']\n", "must be a table"),
+        ('["\\u0074ool".compat]\nfail-on = "nope"\n', "fail-on must be one of"),  # an escaped key
     ],
 )
-def test_the_toml_parser_runs_only_for_a_file_that_can_hold_tool_compat(text: str, parsed: bool) -> None:
-    """A pyproject.toml without any spelling of [tool.compat] is not parsed (tomllib costs ~5 ms to import)."""
-    from compat.output.options import _MAY_HOLD_TOOL_COMPAT
+def test_every_toml_spelling_is_read_and_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, why: str
+) -> None:
+    from compat.errors import InputError
+    from compat.output.options import load_tool_config
 
-    assert bool(_MAY_HOLD_TOOL_COMPAT.search(text)) is parsed
+    monkeypatch.setenv("COMPAT_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "pyproject.toml").write_text(text)
+    for _ in range(2):  # parsed, then from the cache: the same answer
+        with pytest.raises(InputError, match=why):
+            load_tool_config(tmp_path)
+
+
+def test_a_known_pyproject_is_not_parsed_again(tmp_path: Path) -> None:
+    """The parser's outcome is kept per file content: the second run imports no TOML parser; an edit is parsed."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    (tmp_path / "pyproject.toml").write_text("[tool.compat]\nselect = ['driver']\n")
+    code = (
+        "import sys; from pathlib import Path; from compat.output.options import load_tool_config; "
+        "print(load_tool_config(Path(sys.argv[1]))['select'], 'tomllib' in sys.modules)"
+    )
+    env = {"PYTHONPATH": str(ROOT), "COMPAT_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
+
+    def run() -> str:
+        out = subprocess.run(
+            [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, env=env, timeout=60
+        )
+        assert out.returncode == 0, out.stderr
+        return out.stdout.strip()
+
+    assert run() == "('driver',) True"
+    assert run() == "('driver',) False"
+    (tmp_path / "pyproject.toml").write_text("[tool.compat]\nselect = ['gpu']\n")
+    assert run() == "('gpu',) True"
