@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Mapping
 from typing import Any, Callable
 
@@ -107,6 +106,8 @@ def run_child(
     python: str, mode: str, timeout: float, environ: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
     """Run the child script once; its (maybe partial) JSON, and how the process ended."""
+    import tempfile  # only when a child runs (a warm doctor starts none)
+
     d = _proc.track_dir(tempfile.mkdtemp(prefix="compat-probe-"))
     try:
         path = os.path.join(d, "out.json")
