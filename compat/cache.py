@@ -112,8 +112,38 @@ def load(path: str, fmt: int) -> Optional[dict[str, Any]]:
     return doc
 
 
-def store(path: str, fmt: int, doc: Mapping[str, Any]) -> bool:
-    """Write `doc` (plain values) atomically; False when the cache is unwritable (never an exception)."""
+KEEP = 64
+"""Entries kept per family (`doctor-import-`, `tool-`, `pyproject-`): the newest by modification time."""
+
+
+def prune(directory: str, family: str, keep: int = KEEP) -> int:
+    """Remove all but the `keep` newest `family*.bin` entries of `directory` (each key is one environment, binary
+    or file content: without a bound they would pile up for ever); the number removed. Never raises."""
+    try:
+        names = [n for n in os.listdir(directory) if n.startswith(family) and n.endswith(".bin")]
+    except OSError:
+        return 0
+    if len(names) <= keep:
+        return 0
+    aged = []
+    for n in names:
+        try:
+            aged.append((os.stat(os.path.join(directory, n)).st_mtime_ns, n))
+        except OSError:
+            continue
+    removed = 0
+    for _, n in sorted(aged, reverse=True)[keep:]:
+        try:
+            os.unlink(os.path.join(directory, n))
+            removed += 1
+        except OSError:
+            continue
+    return removed
+
+
+def store(path: str, fmt: int, doc: Mapping[str, Any], *, family: Optional[str] = None) -> bool:
+    """Write `doc` (plain values) atomically; False when the cache is unwritable (never an exception). With
+    `family` (the entry names' prefix), that family is pruned to its KEEP newest entries after a write."""
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         payload = marshal.dumps({**doc, "format": fmt})
@@ -124,13 +154,15 @@ def store(path: str, fmt: int, doc: Mapping[str, Any]) -> bool:
         with open(tmp, "wb") as fh:
             fh.write(MAGIC + zlib.crc32(payload).to_bytes(4, "big") + payload)
         os.replace(tmp, path)
-        return True
     except OSError:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         return False
+    if family is not None:
+        prune(os.path.dirname(path), family, KEEP)
+    return True
 
 
 def sha256(data: bytes = b"") -> Any:

@@ -88,7 +88,7 @@ def _tool_compat(path: Path) -> Any:
             doc = {"error": None, "table": tool.get("compat") if isinstance(tool, Mapping) else None}
         except tomllib.TOMLDecodeError as exc:
             doc = {"error": str(exc), "table": None}
-        cache_mod.store(entry, TOML_CACHE_FORMAT, doc)  # a table marshal cannot hold (dates) is not kept
+        cache_mod.store(entry, TOML_CACHE_FORMAT, doc, family="pyproject-")  # dates: not kept
     if doc["error"] is not None:
         raise InputError(f"{path}: not valid TOML ({doc['error']})")
     return doc["table"]

@@ -266,7 +266,9 @@ def store_cached(environ: Mapping[str, str], key: str, child: Mapping[str, Any],
         plain = json.loads(json.dumps(dict(child), default=str))
     except (ValueError, RecursionError):
         return
-    cache_mod.store(_cache_path(environ, key), CACHE_FORMAT, {"at": now, "child": plain})
+    cache_mod.store(
+        _cache_path(environ, key), CACHE_FORMAT, {"at": now, "child": plain}, family="doctor-import-"
+    )
 
 
 def answer_record(mode: str, doc: Mapping[str, Any], seconds: float, timeout: float) -> dict[str, Any] | None:

@@ -111,7 +111,7 @@ def version_query(
         if not res.ok or res.truncated:
             return res
         stored: dict[str, Any] = {"stdout": res.stdout, "stderr": res.stderr}
-        cache_mod.store(_path(env, key), CACHE_FORMAT, stored)  # an unwritable cache is ignored
+        cache_mod.store(_path(env, key), CACHE_FORMAT, stored, family="tool-")  # unwritable: ignored
     with _LOCK:
         _MEMO[key] = res
     return res
