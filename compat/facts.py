@@ -281,6 +281,16 @@ def host_os() -> str:
     return "linux"
 
 
+def host_name() -> str:
+    """This machine's name, as socket.gethostname() gives it (on POSIX the kernel's nodename, read without
+    importing socket): what the doctor reports and what --redact hides."""
+    if hasattr(os, "uname"):
+        return os.uname().nodename
+    import socket  # pragma: no cover - Windows
+
+    return socket.gethostname()  # pragma: no cover
+
+
 def host_python() -> str:
     return sys.version.split()[0]  # platform.python_version(), without importing platform (~2 ms)
 

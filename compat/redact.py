@@ -13,9 +13,10 @@ from __future__ import annotations
 import getpass
 import os
 import re
-import socket
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from compat.facts import host_name
 
 _UUID = re.compile(r"\b(GPU|MIG)-[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b")
 _BARE_UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
@@ -32,7 +33,7 @@ def _names() -> tuple[list[str], list[str]]:
     hosts: set[str] = set()
     users: set[str] = set()
     try:
-        h = socket.gethostname()
+        h = host_name()  # the name the doctor reports
         if h:
             hosts.update({h, h.split(".")[0]})
     except OSError:

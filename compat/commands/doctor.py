@@ -385,7 +385,9 @@ def doctor_report(
         if why is not None:
             report.skipped.append(Skip("smoke", why))
     report.extra["interpreter"] = target.to_json()
-    report.extra["host"] = _hostname()  # names the node in `compat fleet merge`
+    from compat.facts import host_name
+
+    report.extra["host"] = host_name()  # names the node in `compat fleet merge`
     from compat.probes.probeset import (
         probe_set,
     )  # the one codec of probe results (its keys: a public contract)
@@ -394,15 +396,6 @@ def doctor_report(
     report.extra["gpus"] = None if facts.gpus is None else [g.to_json() for g in facts.gpus]
     report.skipped[:] = in_doctor_terms(report.skipped, inspected_python(facts.probes, target.python))
     return report
-
-
-def _hostname() -> str:
-    """socket.gethostname() (the kernel's nodename on POSIX, read without importing socket)."""
-    if hasattr(os, "uname"):
-        return os.uname().nodename
-    import socket  # pragma: no cover - Windows
-
-    return socket.gethostname()  # pragma: no cover
 
 
 def snapshot_report(m: Any, path: str) -> Any:
