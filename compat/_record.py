@@ -2,8 +2,9 @@
 
 On Python < 3.13, `@dataclass(frozen=True)` compiles six methods per class, each with its own `exec`: about
 0.4 ms a class, and the doctor defines ~90 of them before it can answer (~35 ms of a ~200 ms run). A `record`
-compiles at most one, the `__init__`, and only when the class is first instantiated. `__eq__`, `__hash__`, `__repr__`, `__setattr__` and `__delattr__` are shared functions
-that read the class's fields (computed once per class). What stays the same: `dataclasses.fields()`,
+compiles at most one, the `__init__`, and only when the class is first instantiated. `__eq__`, `__hash__` and
+`__repr__` are shared functions that read the class's fields (getters built once per class); `__setattr__` and
+`__delattr__` are closures over the field names. What stays the same: `dataclasses.fields()`,
 `replace()`, `asdict()`, `is_dataclass()`, `field(...)` options (default, default_factory, kw_only, compare,
 hash, repr, metadata), equality and hashing by the compared fields of the same class, FrozenInstanceError on
 any assignment or deletion after `__init__`, `__post_init__`, pickling and copying.
@@ -83,8 +84,9 @@ def _eq_fieldwise(self: Any, other: Any) -> Any:
         return True
     if other.__class__ is not self.__class__:
         return NotImplemented
+    key = _keys(self.__class__)[0]
     result: Any = True
-    for a, b in zip(_keys(self.__class__)[0](self), _keys(self.__class__)[0](other)):
+    for a, b in zip(key(self), key(other)):
         result = a == b
         if not result:
             return result

@@ -12,8 +12,6 @@ It says "absent" only when every one of those places was read and none has the n
 does not model (a loader other than glibc's: no /etc/ld.so.cache, e.g. musl or NixOS; `$ORIGIN` in
 LD_LIBRARY_PATH; a cache it cannot read) means "maybe present", and the child runs as before. A cache entry for a
 deleted file also means "maybe present": the child then finds out.
-
-This module imports nothing from compat.
 """
 
 from __future__ import annotations
@@ -23,21 +21,14 @@ import os
 import sys
 from collections.abc import Iterable, Mapping
 
+from compat.cache import read_regular
+
 LD_SO_CACHE = "/etc/ld.so.cache"
 LD_SO_PRELOAD = "/etc/ld.so.preload"
 _CACHE_MAX = 64 << 20
 """A larger /etc/ld.so.cache is not read (answer: maybe present)."""
 _DEFAULT_DIRS = ("/lib", "/usr/lib", "/lib64", "/usr/lib64")
 _MULTIARCH_GLOBS = ("/lib/*-linux-gnu*", "/usr/lib/*-linux-gnu*")
-
-
-def _read(path: str, limit: int) -> bytes | None:
-    try:
-        with open(path, "rb") as f:
-            data = f.read(limit + 1)
-    except OSError:
-        return None
-    return data if len(data) <= limit else None
 
 
 _LEGACY_SUBDIRS = (
@@ -61,20 +52,20 @@ _LEGACY_SUBDIRS = (
 combinations such as tls/x86_64 or haswell/x86_64), beside glibc-hwcaps/* (glibc >= 2.33)."""
 
 
+_SUBDIR_NAMES = tuple(
+    dict.fromkeys((*_LEGACY_SUBDIRS, *([os.uname().machine] if hasattr(os, "uname") else [])))
+)
+
+
 def _variants(d: str) -> Iterable[str]:
     """A search directory and the subdirectories glibc may also try in it (a superset: more is only slower)."""
     yield d
-    names = dict.fromkeys((*_LEGACY_SUBDIRS, os.uname().machine if hasattr(os, "uname") else ""))
-    for name in names:
-        sub = os.path.join(d, name) if name else ""
-        if sub and os.path.isdir(sub):
+    subs = [os.path.join(d, n) for n in _SUBDIR_NAMES]
+    subs += glob.glob(os.path.join(glob.escape(d), "glibc-hwcaps", "*"))
+    for sub in subs:
+        if os.path.isdir(sub):
             yield sub
-            for inner in names:
-                if inner and os.path.isdir(os.path.join(sub, inner)):
-                    yield os.path.join(sub, inner)
-    for sub in glob.glob(os.path.join(glob.escape(d), "glibc-hwcaps", "*")):
-        yield sub
-        yield from (os.path.join(sub, n) for n in names if n and os.path.isdir(os.path.join(sub, n)))
+            yield from (os.path.join(sub, n) for n in _SUBDIR_NAMES if os.path.isdir(os.path.join(sub, n)))
 
 
 def search_dirs(
@@ -113,12 +104,12 @@ def certainly_absent(
         return False
     if (env.get("LD_PRELOAD") or "").strip():
         return False
-    preload = _read(preload_path, 1 << 20)
+    preload = read_regular(preload_path, 1 << 20)  # compat's capped reader: a FIFO there cannot hang it
     if preload is not None and preload.strip():
         return False
     if os.path.exists(preload_path) and preload is None:
         return False  # there but unreadable or huge
-    cache = _read(cache_path, _CACHE_MAX)
+    cache = read_regular(cache_path, _CACHE_MAX)
     if cache is None or soname.encode() + b"\0" in cache:
         return False  # no glibc cache (not modelled) or the cache names it
     try:

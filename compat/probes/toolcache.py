@@ -10,8 +10,8 @@ to the file, a reinstall or a switched symlink is another key, so the next run a
 
 Only ELF executables named like a compiler (after following links) are remembered: a script (a wrapper such as
 `exec /usr/local/cuda-13.0/bin/nvcc "$@"`) or an ELF wrapper (ccache, distcc, sccache: masquerading as `c++`,
-they run the next compiler on PATH) may run anything, so they run every time. A failure, a timeout or a crash is never stored, and
-`compat doctor --no-cache` runs every query. Within one run the same binary is asked once.
+they run the next compiler on PATH) may run anything, so they run every time. A failure, a timeout or a crash is
+never stored, and `compat doctor --no-cache` runs every query. Within one run the same binary is asked once.
 """
 
 from __future__ import annotations
@@ -68,10 +68,9 @@ def query_key(argv: Sequence[str], environ: Mapping[str, str]) -> str | None:
         st = os.stat(real)
     except OSError:
         return None
+    # Not a script, nor an ELF wrapper (ccache, distcc, sccache) that runs whatever compiler is next:
     if not _COMPILER_RE.match(os.path.basename(real)) or not _is_elf(real):
-        return (
-            None  # a script, or an ELF wrapper (ccache, distcc, sccache) that runs whatever compiler is next
-        )
+        return None
     parts = [
         CACHE_FORMAT,
         exe,

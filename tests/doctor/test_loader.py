@@ -95,6 +95,18 @@ def test_an_unreadable_preload_file_means_maybe_present(ld: Setup) -> None:
 
 
 @linux_only
+def test_a_fifo_in_place_of_the_loader_files_answers_at_once(ld: Setup) -> None:
+    """Read through compat's capped reader: a FIFO named like /etc/ld.so.preload or /etc/ld.so.cache (nobody
+    writing to it) is "cannot read", i.e. maybe present, not a hang."""
+    os.mkfifo(ld.preload)
+    assert ld.absent() is False
+    ld.preload.unlink()
+    ld.cache.unlink()
+    os.mkfifo(ld.cache)
+    assert ld.absent() is False
+
+
+@linux_only
 def test_ld_preload_means_maybe_present(ld: Setup) -> None:
     assert ld.absent(LD_PRELOAD=" ") is True
     assert ld.absent(LD_PRELOAD="/opt/lib/libshim.so") is False
