@@ -5,9 +5,8 @@
 
 from __future__ import annotations
 
+from compat.about import __version__
 from compat.errors import CompatWarning, IncompatibleEnvironment
-
-__version__ = "0.1.0"
 
 TYPE_CHECKING = False  # `from typing import TYPE_CHECKING` would import typing: milliseconds at start-up
 

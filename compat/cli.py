@@ -196,7 +196,7 @@ def load_command(group: Any, name: str) -> None:
 
 def _print_version(value: bool) -> None:
     if value:
-        from compat import __version__
+        from compat.about import __version__
 
         typer.echo(f"compat {__version__}")
         raise typer.Exit(0)

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from compat._record import record
 from compat.errors import InputError
-from compat.output import SCHEMA_VERSION  # the one schema_version (compat/output)
+from compat.schema_version import SCHEMA_VERSION
 from compat.versions import parse_arch, parse_cc, parse_dotted, parse_driver, parse_python, parse_version
 
 OS_NAMES = ("linux", "windows", "macos")

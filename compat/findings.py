@@ -7,7 +7,7 @@ from dataclasses import field
 from typing import Any, TypeVar
 
 from compat._record import record
-from compat.output import SCHEMA_VERSION
+from compat.schema_version import SCHEMA_VERSION
 
 T = TypeVar("T")
 

@@ -103,7 +103,7 @@ def _matrix_dir(environ: Mapping[str, str]) -> str:
 
 
 def _matrix_state(environ: Mapping[str, str]) -> list[Any]:
-    from compat import __version__
+    from compat.about import __version__
 
     d = _matrix_dir(environ)
     files = []

@@ -215,7 +215,7 @@ def build_server() -> Any:
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import ToolAnnotations
 
-    from compat import __version__
+    from compat.about import __version__
 
     server = MCPServer(
         "compat",

@@ -97,7 +97,7 @@ def doctor_markdown(
         from compat.redact import redact_document
 
         doc = redact_document(dict(report_json))
-    from compat import __version__
+    from compat.about import __version__
 
     parts = [f"## {inline(title)} report", "", _summary(doc) + f" · compat {__version__}", ""]
     if doc.get("host"):

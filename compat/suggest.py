@@ -23,9 +23,9 @@ from compat.checks.tensorflow import TF_WINDOWS
 from compat.errors import InputError
 from compat.facts import Facts
 from compat.findings import Finding
+from compat.installcmd import installer, pypi_default_tag, tf_command, torch_command
 from compat.matrix import Matrix, TfRelease, TorchRelease, TorchVariant
-from compat.output import SCHEMA_VERSION
-from compat.solver.commands import installer, pypi_default_tag, tf_command, torch_command
+from compat.schema_version import SCHEMA_VERSION
 from compat.solver.solve import apply_changes
 from compat.versions import CC, parse_cc
 

@@ -16,7 +16,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = "https://compat.invalid/schema/"  # an identifier, not a download location
-SV = 1  # compat.output.SCHEMA_VERSION (checked by tests/output/test_schema.py)
+SV = 1  # compat.schema_version.SCHEMA_VERSION (checked by tests/output/test_schema.py)
 
 STR_NULL = {"type": ["string", "null"]}
 INT_NULL = {"type": ["integer", "null"]}
@@ -261,7 +261,10 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         ["status", "diagnoses"],
     ),
     "smoke": doc(
-        "smoke", "compat smoke --json (one training run)", {**SMOKE_PROPS, "interpreter": INTERPRETER}, SMOKE_REQ
+        "smoke",
+        "compat smoke --json (one training run)",
+        {**SMOKE_PROPS, "interpreter": INTERPRETER},
+        SMOKE_REQ,
     ),
     "smoke-distributed": doc(
         "smoke-distributed",

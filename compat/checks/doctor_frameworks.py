@@ -19,10 +19,10 @@ from compat.checks.doctor_common import (
 )
 from compat.checks.registry import check
 from compat.findings import Finding, Fix, Skip
+from compat.installcmd import tf_and_cuda
 from compat.probes.model import ChildResult, ProbeFailed
 from compat.probes.probeset import SUBJECTS
 from compat.resolver import Ctx, Result, driver_can_run
-from compat.solver.commands import tf_and_cuda
 
 
 def _driver_explains(ctx: Ctx, cuda: str | None) -> bool:

@@ -9,7 +9,7 @@ from packaging.version import Version
 from compat.checks.context import Ctx, Result
 from compat.checks.registry import check
 from compat.findings import Finding, Fix, Skip
-from compat.solver.commands import installer, tf_command
+from compat.installcmd import installer, tf_command
 from compat.solver.solve import with_fixes
 from compat.versions import major_minor
 

@@ -8,7 +8,7 @@ from compat.checks.context import Ctx, Result, tag_build
 from compat.checks.registry import check
 from compat.checks.rules import archs_text
 from compat.findings import Finding, Fix, Skip
-from compat.solver.commands import installer
+from compat.installcmd import installer
 from compat.solver.solve import with_fixes
 
 TORCH_VARIANT = "torch.variant"

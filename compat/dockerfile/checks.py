@@ -28,9 +28,9 @@ from compat.dockerfile.parser import (
 from compat.errors import InputError
 from compat.facts import Fact, Facts, Gpu, make_fact
 from compat.findings import Finding, Fix, Skip
+from compat.installcmd import torch_for_cuda
 from compat.matrix import Matrix
 from compat.resolver import arch_support, driver_can_run, driver_requirement
-from compat.solver.commands import torch_for_cuda
 from compat.versions import CC, Arch, major_minor, parse_cc
 
 

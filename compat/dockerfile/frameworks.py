@@ -18,9 +18,9 @@ from compat.dockerfile.model import (
     TorchState,
 )
 from compat.findings import Finding, Fix
+from compat.installcmd import Installer, torch_command
 from compat.matrix import Matrix, TorchRelease
 from compat.resolver import driver_requirement
-from compat.solver.commands import Installer, torch_command
 
 
 def _spec_of(inst: ins.Install) -> SpecifierSet | None:

@@ -104,7 +104,7 @@ def status_of(diags: Iterable[Diagnosis]) -> str:
 def explain_document(diags: Iterable[Diagnosis]) -> dict[str, Any]:
     """The JSON document of `compat explain --json`."""
     ds = list(diags)
-    from compat.output import SCHEMA_VERSION
+    from compat.schema_version import SCHEMA_VERSION
 
     return {"schema_version": SCHEMA_VERSION, "status": status_of(ds), "diagnoses": [d.to_json() for d in ds]}
 

@@ -21,7 +21,7 @@ from typing import Any, Optional
 
 from compat.errors import InputError
 from compat.fleet.report import NodeInput
-from compat.output import SCHEMA_VERSION
+from compat.schema_version import SCHEMA_VERSION
 
 DEFAULT_TIMEOUT = 180.0
 CONNECT_TIMEOUT = 30.0

@@ -20,7 +20,7 @@ from typing import Any
 from compat.errors import InputError
 from compat.facts import MAX_JSON_DEPTH, json_error, json_too_deep
 from compat.fleet.report import NodeInput
-from compat.output import SCHEMA_VERSION
+from compat.schema_version import SCHEMA_VERSION
 
 MAX_BYTES = 64 * 1024 * 1024
 """A report file larger than this is refused (a doctor report is ~50 KB: room for over a thousand nodes)."""

@@ -14,7 +14,7 @@ from dataclasses import field
 from typing import IO, Any, Optional
 
 from compat._record import record
-from compat.output import SCHEMA_VERSION  # the one schema_version (compat/output)
+from compat.schema_version import SCHEMA_VERSION
 
 FINGERPRINT_FACTS = (
     "driver",

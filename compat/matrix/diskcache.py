@@ -37,7 +37,7 @@ def cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
 
 def content_key(files: Mapping[str, bytes]) -> str:
     """A key over the cache format, compat's version and every file's name and bytes."""
-    from compat import __version__
+    from compat.about import __version__
     from compat.cache import sha256
 
     h = sha256(f"compat-matrix/{CACHE_FORMAT}/{__version__}\n".encode())

@@ -2,7 +2,7 @@
 
 Every command that prints a result builds a document (`compat.output.documents`) whose `to_json()` is the public
 JSON contract, then calls `emit`, which writes it as text, json, markdown, sarif or github (Actions workflow
-commands) and returns the exit code. `SCHEMA_VERSION` is the one `schema_version` every document carries; the JSON
+commands) and returns the exit code. `compat.schema_version.SCHEMA_VERSION` is the one `schema_version` every document carries; the JSON
 Schemas of the documents ship in `compat/schema/`.
 
 This module stays light (`import compat` must not pull in renderers): everything else is imported on use.
@@ -11,10 +11,6 @@ This module stays light (`import compat` must not pull in renderers): everything
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
-
-SCHEMA_VERSION = 1
-"""The `schema_version` of every JSON document compat writes (reports, diagnoses, smoke, fleet, suggestion,
-snapshots, run records, NVML profiles). Bumped only for a change that breaks a reader."""
 
 FORMATS = ("text", "json", "markdown", "sarif", "github")
 """The values of `--format` (`--json` is an alias of `--format json`)."""
@@ -30,4 +26,4 @@ def emit(document: Document, fmt: str = "text", fail_on: str = "error", **kw: An
     return _emit(document, fmt, fail_on, **kw)
 
 
-__all__ = ["FORMATS", "SCHEMA_VERSION", "emit"]
+__all__ = ["FORMATS", "emit"]

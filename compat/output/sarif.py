@@ -39,7 +39,7 @@ def _text(i: Item) -> str:
 
 
 def sarif_log(document: Document) -> dict[str, Any]:
-    from compat import __version__
+    from compat.about import __version__
 
     items = document.items()
     rules: list[dict[str, Any]] = []

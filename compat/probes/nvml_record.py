@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Mapping
 from typing import Any, Callable
 
-from compat.output import SCHEMA_VERSION  # the one schema_version (compat/output)
+from compat.schema_version import SCHEMA_VERSION
 
 # NVML return codes by name (nvml.h), as profiles spell them.
 ERROR_NAMES = {

@@ -8,8 +8,8 @@ from dataclasses import field
 from typing import Any
 
 from compat._record import record
-from compat.output import SCHEMA_VERSION  # the one schema_version (compat/output)
 from compat.record.timeline import Sample
+from compat.schema_version import SCHEMA_VERSION
 
 
 def signal_name(sig: int | None) -> str | None:

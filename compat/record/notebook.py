@@ -159,9 +159,9 @@ def explain_last(
 ) -> int:
     """`compat explain --last`: the verdict of the newest record (a run, a watch or a notebook kernel)."""
     from compat.errors import InputError
-    from compat.output import SCHEMA_VERSION
     from compat.output.emit import emit
     from compat.output.records import RunVerdictDocument
+    from compat.schema_version import SCHEMA_VERSION
 
     found = store.latest(environ)
     if found is None:

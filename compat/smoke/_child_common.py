@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional
 MARKER = "@@compat-smoke"
 """Prefix of the progress lines written to stderr: `@@compat-smoke stage <name> <seconds since child start>`."""
 
-# = compat.output.SCHEMA_VERSION: this script never imports compat (a test keeps them equal)
+# = compat.schema_version.SCHEMA_VERSION: this script never imports compat (a test keeps them equal)
 SCHEMA_VERSION = 1
 
 # Forward pass on the GPU vs the same weights and input on the CPU (TF32 off): a difference beyond

@@ -36,7 +36,7 @@ common = _load_common()
 common.drop_own_folder(__file__)
 
 MARKER = common.MARKER
-# = compat.output.SCHEMA_VERSION: this script never imports compat (a test keeps them equal)
+# = compat.schema_version.SCHEMA_VERSION: this script never imports compat (a test keeps them equal)
 SCHEMA_VERSION = 1
 N_CLASSES = 10
 IMAGE = 16

@@ -11,7 +11,7 @@ from typing import Any, Optional
 from compat._record import record
 from compat.errors import InputError
 from compat.findings import Fix
-from compat.output import SCHEMA_VERSION  # the one schema_version (compat/output)
+from compat.schema_version import SCHEMA_VERSION
 
 FRAMEWORKS = ("auto", "torch", "tensorflow", "jax")
 DEVICES = ("auto", "cuda", "cpu")

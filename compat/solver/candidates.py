@@ -16,8 +16,8 @@ from packaging.version import Version
 from compat._record import record
 from compat.checks.context import Ctx
 from compat.checks.rules import arch_support, driver_can_run
+from compat.installcmd import installer, pypi_default_tag, tf_command, torch_command
 from compat.matrix import TfRelease, TorchRelease
-from compat.solver.commands import installer, pypi_default_tag, tf_command, torch_command
 from compat.versions import CC, major_minor
 
 VARIANT, PATCH, MINOR, TOOLKIT, OLDER, PYTHON, DRIVER = 0, 1, 2, 2, 3, 4, 5

@@ -18,7 +18,7 @@ TYPE_WORDS = re.compile(r"<(?:str|int|float|bool|list\[[^\]]*\])>|\b(?:TEXT|INTE
 
 
 def test_version_flags(run) -> None:  # type: ignore[no-untyped-def]
-    from compat import __version__
+    from compat.about import __version__
 
     for flag in ("--version", "-V"):
         r = run(flag)

@@ -13,8 +13,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from compat.output import SCHEMA_VERSION
 from compat.output.documents import KINDS
+from compat.schema_version import SCHEMA_VERSION
 from tests.output.conftest import GOLDEN, ROOT, commands
 
 SCHEMA_DIR = ROOT / "compat" / "schema"

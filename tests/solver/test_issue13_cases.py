@@ -190,6 +190,6 @@ def test_no_framework_install_command_is_built_outside_the_solver() -> None:
     text = (ROOT / "matrix" / "signatures.yaml").read_text(encoding="utf-8")
     assert "download.pytorch.org" not in text
     for path in (ROOT / "compat").rglob("*.py"):
-        if "solver" in path.parts:
+        if path.name == "installcmd.py":  # the one place that writes install commands
             continue
         assert "download.pytorch.org" not in path.read_text(encoding="utf-8"), path
