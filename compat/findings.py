@@ -12,7 +12,8 @@ from compat.schema_version import SCHEMA_VERSION
 T = TypeVar("T")
 
 SEVERITIES = ("error", "warning", "info")
-_RANK = {"info": 0, "warning": 1, "error": 2}
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+"""The one severity order (higher is worse); SEVERITIES lists them worst first."""
 
 
 FIX_KINDS = ("shell", "python", "config", "manual")
@@ -110,12 +111,12 @@ def unique(items: Iterable[T], key: Callable[[T], Hashable]) -> list[T]:
 
 
 def verdict_of(findings: Iterable[Finding]) -> str:
-    worst = max((_RANK[f.severity] for f in findings), default=0)
+    worst = max((SEVERITY_RANK[f.severity] for f in findings), default=0)
     return {0: "ok", 1: "warning", 2: "error"}[worst]
 
 
 def at_or_above(findings: Iterable[Finding], level: str) -> bool:
-    return any(_RANK[f.severity] >= _RANK[level] for f in findings)
+    return any(SEVERITY_RANK[f.severity] >= SEVERITY_RANK[level] for f in findings)
 
 
 @record(frozen=False)
@@ -134,7 +135,7 @@ class Report:
         return verdict_of(self.findings)
 
     def sorted_findings(self) -> list[Finding]:
-        return sorted(self.findings, key=lambda f: (-_RANK[f.severity], f.id, f.title))
+        return sorted(self.findings, key=lambda f: (-SEVERITY_RANK[f.severity], f.id, f.title))
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
