@@ -31,7 +31,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "entry",
         (
-            "compat",  # the package itself: `compat.guard`, `%load_ext compat` (lazy, to the layers below)
+            "compat",  # the package itself only (`compat.guard`, `%load_ext compat`), not everything under it
             "compat.__main__",
             "compat.cli",
             "compat.commands",
@@ -212,11 +212,16 @@ def build(root: Path) -> Graph:
     return g
 
 
+def covers(pattern: str, mod: str) -> bool:
+    """A pattern names a module and everything under it; the root package's name ("compat") names only itself."""
+    return mod == pattern or ("." in pattern and mod.startswith(pattern + "."))
+
+
 def layer_of(mod: str) -> str | None:
     best: tuple[int, str] | None = None
     for name, patterns in LAYERS:
         for p in patterns:
-            if (mod == p or mod.startswith(p + ".")) and (best is None or len(p) > best[0]):
+            if covers(p, mod) and (best is None or len(p) > best[0]):
                 best = (len(p), name)
     return best[1] if best else None
 
@@ -286,12 +291,14 @@ class Verdict:
 
 def judge(g: Graph) -> Verdict:
     unplaced = [m for m in g.modules if layer_of(m) is None]
-    upward = []
+    upward: list[Edge] = []
     private_names = []
     private_modules = []
+    seen: set[tuple[str, str, int]] = set()
     for e in g.edges:
         ls, ld = layer_of(e.src), layer_of(e.dst)
-        if ls and ld and RANK[ld] > RANK[ls]:
+        if ls and ld and RANK[ld] > RANK[ls] and (e.src, e.dst, e.line) not in seen:
+            seen.add((e.src, e.dst, e.line))  # one import statement naming three things is one upward import
             upward.append(e)
         if e.name and _private(e.name):
             private_names.append(e)
