@@ -48,6 +48,38 @@ class Fix:
         return {"text": self.text, "command": self.command, "kind": self.kind, "changes": dict(self.changes)}
 
 
+REPAIR_STATIC = ("after", "before", "fallback")
+
+
+@record
+class Repair:
+    """Which stack changes could repair a finding, and how the solver's fixes join the finding's own (static)
+    fixes. Checks say it; the solver (compat.solver.solve.attach_fixes) finds the fixes after the resolver ran."""
+
+    axes: tuple[str, ...]
+    """The axes the solver may change, in the order the check prefers them ("torch", "driver", "cuda", …)."""
+    static: str = "after"
+    """Where the finding's own fixes go: "after" the solver's, "before" them, or "fallback" (kept only when the
+    solver finds none: the re-checked changes replace the generic advice)."""
+    unless_axis: str | None = None
+    """The own fixes are dropped when one of the solver's fixes changes this axis (a manual "use another Python"
+    that a re-checked Python change says better)."""
+
+    def __post_init__(self) -> None:
+        if self.static not in REPAIR_STATIC:
+            raise ValueError(f"unknown Repair.static {self.static!r}")
+
+    def combine(self, own: tuple[Fix, ...], solved: tuple[Fix, ...]) -> tuple[Fix, ...]:
+        """The finding's fixes once the solver found `solved` (re-checked, cheapest first)."""
+        if not solved:
+            return own
+        if self.static == "fallback" or (
+            self.unless_axis is not None and any(self.unless_axis in f.change_map for f in solved)
+        ):
+            return solved
+        return own + solved if self.static == "before" else solved + own
+
+
 @record
 class Finding:
     """One problem (or note) found in a stack."""
@@ -70,6 +102,9 @@ class Finding:
     subject: str | None = None
     """What the finding is about when its id alone does not say ("torch", "tensorflow", "cuda"): the solver's
     closure test matches a finding before and after a change on (id, subject). Not part of the JSON."""
+    repair: Repair | None = field(default=None, compare=False, repr=False)
+    """The stack changes that could repair it (compat.solver adds their fixes after resolution). Not part of
+    the JSON, nor of equality: two findings of the same problem are equal whatever their repair."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -1,8 +1,8 @@
 """The resolver: a pure function from (facts, matrix) to findings. No I/O, no probing, no printing.
 
 The checks live in `compat.checks` (one module per subject), registered in `compat.checks.registry`; this module
-builds the context and runs them. The names below are re-exported for the modules and tests that import them
-from here.
+builds the context and runs them. Findings carry the stack changes that could repair them (`Finding.repair`);
+the solver turns those into re-checked fixes afterwards (compat.pipeline.check).
 """
 
 from __future__ import annotations
@@ -11,98 +11,28 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from compat.checks import arch, cudnn, driver, frameworks, gpu, jax, known, python, tensorflow, torch, unknown
-from compat.checks.arch import TOOLKIT_ARCH, WHEEL_ARCH, check_toolkit_arch, check_wheel_arch
-from compat.checks.context import (
-    UNKNOWN_GPU,
-    UNKNOWN_VERSION,
-    Ctx,
-    GpuInfo,
-    Result,
-    Runtime,
-    Tf,
-    Torch,
-    build_context,
-    runtimes,
-)
-from compat.checks.cudnn import CUDNN_ARCH, CUDNN_CUDA, CUDNN_DRIVER, check_cudnn
-from compat.checks.driver import DRIVER_CUDA, DRIVER_GPU, check_driver_cuda, check_driver_gpu
-from compat.checks.frameworks import CPU_BUILD, check_cpu_build
-from compat.checks.gpu import GPU_REQUIRED, check_required_gpu
-from compat.checks.known import KNOWN_ISSUE, check_known_issues
-from compat.checks.python import PYTHON_FRAMEWORK, check_python
-from compat.checks.registry import REGISTRY, CheckSpec, register, run_checks
-from compat.checks.rules import TEGRA_CCS, arch_support, driver_can_run, driver_requirement
-from compat.checks.tensorflow import TF_CUDA, TF_CUDNN, TF_WINDOWS, check_tensorflow
-from compat.checks.torch import TORCH_VARIANT, check_torch_variant
+from compat.checks.context import Ctx, Result, build_context
+from compat.checks.registry import REGISTRY, CheckSpec, run_checks
 from compat.facts import Facts
 from compat.findings import Report, unique
 from compat.matrix import Matrix
-
-__all__ = [
-    "CHECKS",
-    "CHECK_IDS",
-    "CPU_BUILD",
-    "CUDNN_ARCH",
-    "CUDNN_CUDA",
-    "CUDNN_DRIVER",
-    "DRIVER_CUDA",
-    "DRIVER_GPU",
-    "GPU_REQUIRED",
-    "KNOWN_ISSUE",
-    "PYTHON_FRAMEWORK",
-    "TEGRA_CCS",
-    "TF_CUDA",
-    "TF_CUDNN",
-    "TF_WINDOWS",
-    "TOOLKIT_ARCH",
-    "TORCH_VARIANT",
-    "UNKNOWN_GPU",
-    "UNKNOWN_VERSION",
-    "WHEEL_ARCH",
-    "Ctx",
-    "GpuInfo",
-    "Result",
-    "Runtime",
-    "Tf",
-    "Torch",
-    "arch_support",
-    "build_context",
-    "check_cpu_build",
-    "check_cudnn",
-    "check_driver_cuda",
-    "check_driver_gpu",
-    "check_known_issues",
-    "check_python",
-    "check_required_gpu",
-    "check_tensorflow",
-    "check_toolkit_arch",
-    "check_torch_variant",
-    "check_wheel_arch",
-    "driver_can_run",
-    "driver_requirement",
-    "register",
-    "resolve",
-    "runtimes",
-]
-
-_ = (arch, cudnn, driver, frameworks, gpu, known, python, tensorflow, torch, unknown)
 
 # The resolver's checks in report order (the registry keeps it on ties of its requirement order).
 CHECKS: tuple[Callable[[Ctx], Iterator[Result]], ...] = (
     unknown.check_unknown_versions,
     gpu.check_unknown_gpu,
-    check_required_gpu,
-    check_driver_gpu,
-    check_torch_variant,
-    check_driver_cuda,
-    check_wheel_arch,
-    check_toolkit_arch,
-    check_python,
-    check_tensorflow,
+    gpu.check_required_gpu,
+    driver.check_driver_gpu,
+    torch.check_torch_variant,
+    driver.check_driver_cuda,
+    arch.check_wheel_arch,
+    arch.check_toolkit_arch,
+    python.check_python,
+    tensorflow.check_tensorflow,
     jax.check_jax_release,
-    check_cudnn,
-    check_cpu_build,
-    check_known_issues,
+    cudnn.check_cudnn,
+    frameworks.check_cpu_build,
+    known.check_known_issues,
 )
 
 
@@ -156,13 +86,11 @@ def resolve(
     *,
     require_gpu: bool = False,
     extra_checks: tuple[Callable[[Ctx], Iterator[Result]], ...] = (),
-    want_fixes: bool = True,
     entry_point: str = "check",
 ) -> Report:
-    """Evaluate every check on `facts`; findings, skips (with reasons) and the facts used.
-
-    `want_fixes=False` is the solver's re-check of a candidate stack: no fixes are built for it."""
-    ctx = build_context(facts, matrix, require_gpu, want_fixes=want_fixes)
+    """Evaluate every check on `facts`; findings (with their static fixes and repair axes, no solver fixes),
+    skips (with reasons) and the facts used."""
+    ctx = build_context(facts, matrix, require_gpu)
     result = run_checks(ctx, entry_point, specs=_specs(entry_point, extra_checks))
     # Identical reports (the same id and title, e.g. one known issue matching two GPUs) are shown once.
     skipped = unique(result.skipped, lambda s: (s.id, s.reason))

@@ -122,7 +122,7 @@ def _evaluate(
     from compat.guard_cache import _imported_frameworks, _matrix_dir
     from compat.installed import installed_facts
     from compat.matrix import get_matrix
-    from compat.resolver import resolve
+    from compat.pipeline.check import check_stack
     from compat.versions import parse_cc
 
     def fact(name: str, raw: Any, source: str) -> Fact:
@@ -160,7 +160,7 @@ def _evaluate(
     facts = apply_overrides(
         Facts(values=facts.values, gpus=facts.gpus, gpus_source=facts.gpus_source), environ
     )
-    report = resolve(facts, get_matrix(_matrix_dir(environ)), require_gpu=require_gpu)
+    report = check_stack(facts, get_matrix(_matrix_dir(environ)), require_gpu=require_gpu)
     out = []
     for f in report.findings:
         if f.severity == "info":

@@ -26,7 +26,7 @@ from compat.findings import Finding
 from compat.installcmd import installer, pypi_default_tag, tf_command, torch_command
 from compat.matrix import Matrix, TfRelease, TorchRelease, TorchVariant
 from compat.schema_version import SCHEMA_VERSION
-from compat.solver.solve import apply_changes
+from compat.solver.solve import Recheck, apply_changes
 from compat.versions import CC, parse_cc
 
 
@@ -117,10 +117,8 @@ _DATA_CHECKS = {
 }
 
 
-def _evaluate(facts: Facts, m: Matrix, changes: dict[str, str]) -> _Eval:
-    from compat.resolver import resolve
-
-    rep = resolve(apply_changes(facts, changes), m, want_fixes=False)
+def _evaluate(recheck: Recheck, changes: dict[str, str]) -> _Eval:
+    rep = recheck.report(tuple(changes.items()))
     unknown = [
         _DATA_CHECKS[s.id]
         for s in rep.skipped
@@ -248,13 +246,14 @@ def suggest_torch(
     gpu_ok = want_gpu and os_name != "macos"
     per_release: list[tuple[Version, list[_Eval]]] = []
     by_eval: dict[int, tuple[TorchRelease, TorchVariant]] = {}
+    recheck = Recheck(facts, ctx.m)
     for r in releases:
         cands = [v for v in r.variants if v.is_cuda] if gpu_ok else [v for v in r.variants if v.tag == "cpu"]
         if not cands and not gpu_ok:
             cands = [v for v in r.variants if not v.is_cuda and not v.tag.startswith("rocm")]
         evs = []
         for v in cands:
-            ev = _evaluate(facts, ctx.m, {"torch": f"{r.raw}+{v.tag}"})
+            ev = _evaluate(recheck, {"torch": f"{r.raw}+{v.tag}"})
             by_eval[id(ev)] = (r, v)
             evs.append(ev)
         if evs:
@@ -315,8 +314,9 @@ def suggest_tf(
         return None, [], "the matrix has no TensorFlow releases"
     per_release: list[tuple[Version, list[_Eval]]] = []
     rows: dict[Version, TfRelease] = {}
+    recheck = Recheck(facts, ctx.m)
     for r in releases:
-        per_release.append((r.version, [_evaluate(facts, ctx.m, {"tensorflow": r.raw})]))
+        per_release.append((r.version, [_evaluate(recheck, {"tensorflow": r.raw})]))
         rows[r.version] = r
     chosen = _choose(per_release, lambda e: ())
     fails = [
@@ -359,7 +359,7 @@ MANUAL = {
 
 
 def suggest(facts: Facts, m: Matrix) -> Suggestion:
-    ctx = build_context(facts, m, want_fixes=False)
+    ctx = build_context(facts, m)
     want_gpu = bool(ctx.gpus) or ctx.driver is not None
     # A driver branch that no longer drives this GPU blocks everything: answer for the branch that does.
     unsupported = [f for f in check_driver_gpu(ctx) if isinstance(f, Finding)]
@@ -385,7 +385,7 @@ def suggest(facts: Facts, m: Matrix) -> Suggestion:
             facts = Facts(
                 {k: v for k, v in facts.values.items() if k != "driver"}, facts.gpus, facts.gpus_source
             )
-        ctx = build_context(facts, m, want_fixes=False)
+        ctx = build_context(facts, m)
         branch_note = f" (after switching to the R{last} driver branch)"
     t, tb, tr = suggest_torch(ctx, facts, want_gpu)
     f, fb, fr = suggest_tf(ctx, facts, want_gpu)

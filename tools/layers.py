@@ -65,7 +65,14 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "compat.installed",
         ),
     ),
-    ("solver", ("compat.solver",)),
+    (
+        "solver",
+        (
+            "compat.solver",
+            # resolve → the solver's fixes: below the analyses that show fixes (explain, dockerfile, suggest).
+            "compat.pipeline.check",
+        ),
+    ),
     ("resolver", ("compat.resolver",)),
     ("checks", ("compat.checks",)),
     (

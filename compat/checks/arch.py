@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from packaging.version import Version
 
 from compat.checks.context import Ctx, GpuInfo, Result
 from compat.checks.registry import check
 from compat.checks.rules import arch_support, archs_text, driver_can_run
-from compat.findings import Finding, Skip
-from compat.solver.solve import with_fixes
+from compat.findings import Finding, Repair, Skip
 from compat.versions import Arch
 
 TOOLKIT_ARCH = "toolkit.arch"
 WHEEL_ARCH = "wheel.arch"
 
 
-def _fixed(ctx: Ctx, axes: tuple[str, ...], finding: Finding) -> Finding:
-    return with_fixes(ctx, finding, axes)
+def _fixed(axes: tuple[str, ...], finding: Finding) -> Finding:
+    return replace(finding, repair=Repair(axes))
 
 
 @check(TOOLKIT_ARCH)
@@ -56,9 +56,10 @@ def check_toolkit_arch(ctx: Ctx) -> Iterator[Result]:
             {"cuda": str(ctx.cuda), "cc": str(g.cc)},
             group="cuda",
             subject="cuda",
+            # The oldest toolkit that targets the GPU, runs on the driver and matches the framework's CUDA major.
+            repair=Repair(("cuda",)),
         )
-        # The oldest toolkit that targets the GPU, runs on the driver and matches the framework's CUDA major.
-        yield with_fixes(ctx, finding, ("cuda",))
+        yield finding
 
 
 def _wheel_arch_one(
@@ -86,7 +87,6 @@ def _wheel_arch_one(
             # with the driver it asks for, the PTX JIT below works.
             if state == "minor":
                 yield _fixed(
-                    ctx,
                     axes,
                     Finding(
                         WHEEL_ARCH,
@@ -103,7 +103,6 @@ def _wheel_arch_one(
                 )
                 return
         yield _fixed(
-            ctx,
             axes,
             Finding(
                 WHEEL_ARCH,
@@ -137,7 +136,6 @@ def _wheel_arch_one(
         + "."
     )
     yield _fixed(
-        ctx,
         axes,
         Finding(
             WHEEL_ARCH,

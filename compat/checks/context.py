@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import field
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Union
 
 from packaging.version import Version
 
@@ -89,10 +89,6 @@ class Ctx:
     notes: list[Finding] = field(default_factory=list)
     python_tag: str | None = None
     """The Python the wheel lists name: "3.13", or "3.13t" for free-threaded CPython (its own cp313t wheels)."""
-    want_fixes: bool = True
-    solver_cache: dict[Any, Any] = field(default_factory=dict)
-    """The solver's re-check results for this stack (compat.solver.solve.recheck)."""
-    """False while the solver re-checks a candidate stack: fixes are not built for candidates (no recursion)."""
 
     def has_fact(self, name: str) -> bool:
         """Whether fact `name` is known: a scalar fact, or "gpus" (the GPU list), "cc" (a GPU compute
@@ -288,7 +284,7 @@ def _raw(facts: Facts, name: str) -> str:
     return (f.raw if f is not None else None) or ""
 
 
-def build_context(facts: Facts, m: Matrix, require_gpu: bool = False, want_fixes: bool = True) -> Ctx:
+def build_context(facts: Facts, m: Matrix, require_gpu: bool = False) -> Ctx:
     os_f = facts.get("os")
     drv = facts.get("driver")
     py = facts.get("python")
@@ -306,7 +302,6 @@ def build_context(facts: Facts, m: Matrix, require_gpu: bool = False, want_fixes
         torch=None,
         tf=None,
         python_tag=python_wheel_tag(py.raw) if py and py.raw else None,
-        want_fixes=want_fixes,
     )
     _build_gpus(ctx)
     _build_torch(ctx)

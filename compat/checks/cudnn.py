@@ -9,9 +9,8 @@ from packaging.version import Version
 
 from compat.checks.context import Ctx, Result
 from compat.checks.registry import check
-from compat.findings import Finding, Fix, Skip
+from compat.findings import Finding, Fix, Repair, Skip
 from compat.matrix import CudnnPackage
-from compat.solver.solve import with_fixes
 from compat.versions import major_minor
 
 CUDNN_CUDA = "cudnn.cuda"
@@ -19,10 +18,9 @@ CUDNN_ARCH = "cudnn.arch"
 CUDNN_DRIVER = "cudnn.driver"
 
 
-def _fixed(ctx: Ctx, axes: tuple[str, ...], finding: Finding) -> Finding:
+def _fixed(axes: tuple[str, ...], finding: Finding) -> Finding:
     """The solver's re-checked changes replace the generic advice when it finds one."""
-    fixed = with_fixes(ctx, replace(finding, fixes=()), axes)
-    return fixed if fixed.fixes else finding
+    return replace(finding, repair=Repair(axes, static="fallback"))
 
 
 def _best_package(
@@ -90,7 +88,6 @@ def check_cudnn(ctx: Ctx) -> Iterator[Result]:
                 yield Skip(check_id, f"cuDNN {rel.raw} has no build for CUDA {major}.x (see {CUDNN_CUDA})")
             majors = ", ".join(f"CUDA {p.cuda_major}.x" for p in pkgs)
             yield _fixed(
-                ctx,
                 ("cudnn", "cuda"),
                 Finding(
                     CUDNN_CUDA,
@@ -107,7 +104,6 @@ def check_cudnn(ctx: Ctx) -> Iterator[Result]:
             pkg = _best_package(match, ctx.cuda, fits)
             if pkg.cuda_min is not None and ctx.cuda < pkg.cuda_min:
                 yield _fixed(
-                    ctx,
                     ("cudnn", "cuda"),
                     Finding(
                         CUDNN_CUDA,
@@ -121,7 +117,6 @@ def check_cudnn(ctx: Ctx) -> Iterator[Result]:
                 )
             elif pkg.cuda_max is not None and ctx.cuda.release[:2] > pkg.cuda_max.release[:2]:
                 yield _fixed(
-                    ctx,
                     ("cudnn", "cuda"),
                     Finding(
                         CUDNN_CUDA,
@@ -149,7 +144,6 @@ def check_cudnn(ctx: Ctx) -> Iterator[Result]:
         assert g.cc is not None
         if pkg.cc_min is not None and g.cc < pkg.cc_min:
             yield _fixed(
-                ctx,
                 ("cudnn",),
                 Finding(
                     CUDNN_ARCH,
@@ -164,7 +158,6 @@ def check_cudnn(ctx: Ctx) -> Iterator[Result]:
             )
         elif pkg.cc_max is not None and g.cc > pkg.cc_max:
             yield _fixed(
-                ctx,
                 ("cudnn",),
                 Finding(
                     CUDNN_ARCH,
@@ -191,7 +184,6 @@ def check_cudnn(ctx: Ctx) -> Iterator[Result]:
             )
         elif ctx.driver < Version(need):
             yield _fixed(
-                ctx,
                 ("driver", "cudnn"),
                 Finding(
                     CUDNN_DRIVER,

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from compat.checks import doctor_frameworks, doctor_gpu, doctor_health, doctor_host, doctor_toolchain
+from compat.checks.context import Ctx, Result
 from compat.checks.doctor_common import DOCTOR_CHECK_IDS, _guarded
 from compat.checks.registry import REGISTRY
-from compat.resolver import Ctx, Result
 
 DOCTOR_ORDER = (
     "doctor.gpu-presence",

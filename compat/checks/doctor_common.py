@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, Callable
 
+from compat.checks.context import Ctx, Result
 from compat.facts import Gpu
 from compat.findings import Skip
 from compat.probes.model import (
@@ -23,7 +24,6 @@ from compat.probes.model import (
     ProbeFailed,
     gpu_details,
 )
-from compat.resolver import Ctx, Result
 
 # Stable check ids. Never renumber or rename.
 GPU_NONE = "gpu.none"

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from packaging.version import InvalidVersion, Version
 
+from compat.checks.context import Ctx, Result
 from compat.checks.doctor_common import (
     ENV_LAUNCH_BLOCKING,
     ENV_SETTINGS,
@@ -18,11 +19,11 @@ from compat.checks.doctor_common import (
     _env,
 )
 from compat.checks.registry import check
+from compat.checks.rules import driver_can_run
 from compat.findings import Finding, Fix, Skip
 from compat.installcmd import tf_and_cuda
 from compat.probes.model import ChildResult, ProbeFailed
 from compat.probes.probeset import SUBJECTS
-from compat.resolver import Ctx, Result, driver_can_run
 
 
 def _driver_explains(ctx: Ctx, cuda: str | None) -> bool:

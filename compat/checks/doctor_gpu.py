@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from compat.checks.context import Ctx, Result
 from compat.checks.doctor_common import (
     DRIVER_CONTAINER,
     DRIVER_DEV_NODES,
@@ -28,10 +29,10 @@ from compat.checks.doctor_common import (
     _smi,
     _why_no_gpu,
 )
+from compat.checks.gpu import GPU_REQUIRED
 from compat.checks.registry import check
 from compat.findings import Finding, Fix
 from compat.probes.model import ProbeFailed
-from compat.resolver import GPU_REQUIRED, Ctx, Result
 
 
 @check(

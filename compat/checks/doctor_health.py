@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from compat.checks.context import Ctx, Result
 from compat.checks.doctor_common import (
     GPU_ECC,
     GPU_PCIE,
@@ -21,7 +22,6 @@ from compat.checks.doctor_common import (
 from compat.checks.registry import check
 from compat.findings import SEVERITIES, Finding, Fix, Skip
 from compat.probes.model import Health, ProbeFailed, XidEvent
-from compat.resolver import Ctx, Result
 
 
 @check(

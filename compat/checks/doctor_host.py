@@ -6,6 +6,7 @@ import os
 import shlex
 from collections.abc import Iterator
 
+from compat.checks.context import Ctx, Result
 from compat.checks.doctor_common import (
     CUDNN_MULTIPLE,
     DISK_MIN,
@@ -27,7 +28,6 @@ from compat.checks.doctor_common import (
 from compat.checks.registry import check
 from compat.findings import Finding, Fix, Skip
 from compat.probes.model import Cudnn, Frameworks, Resources, Toolkits
-from compat.resolver import Ctx, Result
 
 
 @check(

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 
 from packaging.version import Version
 
 from compat.checks.context import Ctx, Result, Runtime, runtimes
 from compat.checks.registry import check
 from compat.checks.rules import driver_can_run, driver_requirement
-from compat.findings import Finding, Fix, Skip
-from compat.solver.solve import with_fixes
+from compat.findings import Finding, Fix, Repair, Skip
 
 DRIVER_CUDA = "driver.cuda"
 DRIVER_GPU = "driver.gpu-support"
@@ -86,22 +84,19 @@ def check_driver_cuda(ctx: Ctx) -> Iterator[Result]:
                     f"{ctx.driver_raw}. Nothing found here runs on it ({', '.join(others)} bring their own CUDA "
                     "runtime), but CUDA extensions, nvcc-built programs and JIT kernels built with it will fail at "
                     "launch with 'CUDA driver version is insufficient for CUDA runtime version'.",
-                    (),
-                    facts,
-                    group="driver",
-                    subject=rt.subject,
-                )
-                warn = with_fixes(ctx, warn, axes)
-                yield replace(
-                    warn,
-                    fixes=(
-                        *warn.fixes,
+                    # After the solver's re-checked changes: the manual way round.
+                    (
                         Fix(
                             "Or build with a toolkit this driver runs (point CUDA_HOME and PATH at it)",
                             kind="manual",
                         ),
                     ),
+                    facts,
+                    group="driver",
+                    subject=rt.subject,
+                    repair=Repair(axes),
                 )
+                yield warn
                 continue
             finding = Finding(
                 DRIVER_CUDA,
@@ -115,8 +110,9 @@ def check_driver_cuda(ctx: Ctx) -> Iterator[Result]:
                 facts,
                 group="driver",
                 subject=rt.subject,
+                repair=Repair(axes),
             )
-            yield with_fixes(ctx, finding, axes)
+            yield finding
         elif state == "minor":
             finding = Finding(
                 DRIVER_CUDA,
@@ -130,8 +126,9 @@ def check_driver_cuda(ctx: Ctx) -> Iterator[Result]:
                 facts,
                 group="driver",
                 subject=rt.subject,
+                repair=Repair(axes),
             )
-            yield with_fixes(ctx, finding, axes)
+            yield finding
 
 
 def _driver_cuda_only(ctx: Ctx, rts: list[Runtime], driver_cuda: Version, raw: str) -> Iterator[Result]:
@@ -141,28 +138,24 @@ def _driver_cuda_only(ctx: Ctx, rts: list[Runtime], driver_cuda: Version, raw: s
         if rt.cuda.release[0] > driver_cuda.release[0]:
             floor_row = ctx.m.minor_compat.get(rt.cuda.release[0])
             floor = floor_row.floor.get(ctx.driver_os()) if floor_row else None
-            yield with_fixes(
-                ctx,
-                Finding(
-                    DRIVER_CUDA,
-                    "error",
-                    f"The driver supports CUDA {raw}, too old for CUDA {rt.cuda_raw} ({rt.who})",
-                    f"{rt.who} uses the CUDA {rt.cuda_raw} runtime ({rt.how}); the installed driver supports CUDA {raw} at "
-                    f"most, and a CUDA {rt.cuda.release[0]}.x runtime needs a CUDA {rt.cuda.release[0]} driver"
-                    + (f" (≥ {floor})" if floor else "")
-                    + ".",
-                    (
-                        Fix(
-                            f"Install an NVIDIA driver for CUDA {rt.cuda.release[0]}.x"
-                            + (f" (≥ {floor})" if floor else "")
-                        ),
+            yield Finding(
+                DRIVER_CUDA,
+                "error",
+                f"The driver supports CUDA {raw}, too old for CUDA {rt.cuda_raw} ({rt.who})",
+                f"{rt.who} uses the CUDA {rt.cuda_raw} runtime ({rt.how}); the installed driver supports CUDA {raw} at "
+                f"most, and a CUDA {rt.cuda.release[0]}.x runtime needs a CUDA {rt.cuda.release[0]} driver"
+                + (f" (≥ {floor})" if floor else "")
+                + ".",
+                (
+                    Fix(
+                        f"Install an NVIDIA driver for CUDA {rt.cuda.release[0]}.x"
+                        + (f" (≥ {floor})" if floor else "")
                     ),
-                    facts,
-                    group="driver",
-                    subject=rt.subject,
                 ),
-                (rt.subject,),
-                first=False,
+                facts,
+                group="driver",
+                subject=rt.subject,
+                repair=Repair((rt.subject,), static="before"),
             )
         elif rt.cuda.release[:2] > driver_cuda.release[:2]:
             yield Finding(

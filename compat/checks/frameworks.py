@@ -6,8 +6,7 @@ from collections.abc import Iterator
 
 from compat.checks.context import Ctx, Result
 from compat.checks.registry import check
-from compat.findings import Finding, Skip
-from compat.solver.solve import with_fixes
+from compat.findings import Finding, Repair, Skip
 
 CPU_BUILD = "framework.cpu-build"
 
@@ -53,5 +52,6 @@ def check_cpu_build(ctx: Ctx) -> Iterator[Result]:
             {"framework": label},
             group="frameworks",
             subject="torch" if name == "PyTorch" else "tensorflow",
+            repair=Repair(("torch",) if name == "PyTorch" else ("tensorflow",)),
         )
-        yield with_fixes(ctx, finding, ("torch",) if name == "PyTorch" else ("tensorflow",))
+        yield finding

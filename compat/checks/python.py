@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 
 from packaging.version import Version
 
 from compat.checks.context import Ctx, Result
 from compat.checks.registry import check
-from compat.findings import Finding, Fix, Skip
-from compat.solver.solve import with_fixes
+from compat.findings import Finding, Fix, Repair, Skip
 
 PYTHON_FRAMEWORK = "python.framework"
 
@@ -61,12 +59,10 @@ def check_python(ctx: Ctx) -> Iterator[Result]:
             f"{name} {raw} has no wheels for Python {py}",
             f"{name} {raw} publishes wheels for Python {', '.join(supported)}; pip on Python {py} fails with "
             f"'No matching distribution found for {pkg}=={Version(raw).public}'.",
-            (),
+            # The manual advice only when no re-checked fix changes the Python.
+            (Fix(f"Use a Python {name} {raw} has wheels for: {', '.join(supported)}"),),
             {"python": py, pkg: raw},
             group="frameworks",
+            repair=Repair((pkg, "python"), unless_axis="python"),
         )
-        finding = with_fixes(ctx, finding, (pkg, "python"))
-        if not any("python" in f.change_map for f in finding.fixes):
-            manual = Fix(f"Use a Python {name} {raw} has wheels for: {', '.join(supported)}")
-            finding = replace(finding, fixes=(*finding.fixes, manual))
         yield finding

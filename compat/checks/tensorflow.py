@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from packaging.version import Version
 
 from compat.checks.context import Ctx, Result
 from compat.checks.registry import check
-from compat.findings import Finding, Fix, Skip
+from compat.findings import Finding, Fix, Repair, Skip
 from compat.installcmd import installer, tf_command
-from compat.solver.solve import with_fixes
 from compat.versions import major_minor
 
 TF_CUDA = "tensorflow.cuda"
@@ -18,9 +18,9 @@ TF_CUDNN = "tensorflow.cudnn"
 TF_WINDOWS = "tensorflow.windows-gpu"
 
 
-def _fixed(ctx: Ctx, axes: tuple[str, ...], finding: Finding) -> Finding:
+def _fixed(axes: tuple[str, ...], finding: Finding) -> Finding:
     """The static fix first (TensorFlow's pip CUDA libraries), then the solver's re-checked stack changes."""
-    return with_fixes(ctx, finding, axes, first=False)
+    return replace(finding, repair=Repair(axes, static="before"))
 
 
 def _and_cuda_fix(ctx: Ctx, text: str) -> Fix:
@@ -66,7 +66,7 @@ def _tf_windows(ctx: Ctx) -> Iterator[Result]:
         group="frameworks",
     )
     # Or stay on a native-Windows GPU release (2.10 and older), re-checked by the solver.
-    yield with_fixes(ctx, finding, ("tensorflow",), first=False)
+    yield _fixed(("tensorflow",), finding)
 
 
 @check(TF_CUDA, ids=(TF_CUDA, TF_CUDNN, TF_WINDOWS))
@@ -91,7 +91,6 @@ def check_tensorflow(ctx: Ctx) -> Iterator[Result]:
         fix = _and_cuda_fix(ctx, f"Use CUDA {tf.cuda}, or install the pip CUDA libraries TensorFlow pins")
         if built.release[0] != ctx.cuda.release[0]:
             yield _fixed(
-                ctx,
                 ("cuda",),
                 Finding(
                     TF_CUDA,
@@ -107,7 +106,6 @@ def check_tensorflow(ctx: Ctx) -> Iterator[Result]:
             )
         elif ctx.cuda.release[:2] < built.release[:2]:
             yield _fixed(
-                ctx,
                 ("cuda",),
                 Finding(
                     TF_CUDA,
@@ -129,7 +127,6 @@ def check_tensorflow(ctx: Ctx) -> Iterator[Result]:
         run = ctx.cudnn
         if built.release[0] != run.release[0] or run.release[:2] < built.release[:2]:
             yield _fixed(
-                ctx,
                 ("cudnn",),
                 Finding(
                     TF_CUDNN,

@@ -7,9 +7,8 @@ from collections.abc import Iterator
 from compat.checks.context import Ctx, Result, tag_build
 from compat.checks.registry import check
 from compat.checks.rules import archs_text
-from compat.findings import Finding, Fix, Skip
+from compat.findings import Finding, Fix, Repair, Skip
 from compat.installcmd import installer
-from compat.solver.solve import with_fixes
 
 TORCH_VARIANT = "torch.variant"
 
@@ -62,8 +61,9 @@ def check_torch_variant(ctx: Ctx) -> Iterator[Result]:
                 (),
                 {"torch": t.raw},
                 group="frameworks",
+                repair=Repair(("torch",)),
             )
-            yield with_fixes(ctx, finding, ("torch",))
+            yield finding
         return
     if t.version.local is None and t.build != "cpu":
         where = {"windows": "Windows", "macos": "macOS"}.get(ctx.os or "linux", "Linux x86_64")

@@ -178,14 +178,14 @@ def register(app: typer.Typer) -> None:
         if not given and snapshot is None and target_driver is None and not _any_override():
             raise InputError(NOTHING_TO_CHECK)  # after the flags given were validated: a bad --os says so
         facts = fill_gpu_cc(m, facts)
-        from compat.resolver import resolve
+        from compat.pipeline.check import check_stack
 
         extra: tuple = ()  # type: ignore[type-arg]
         if facts.probes:  # a doctor snapshot: its probe data reproduces the doctor's own checks too
             from compat.probes.checks import doctor_checks
 
             extra = doctor_checks
-        report = resolve(facts, m, require_gpu=require_gpu, extra_checks=extra)
+        report = check_stack(facts, m, require_gpu=require_gpu, extra_checks=extra)
         if facts.probes:  # ... and its skipped checks read as the doctor's did
             from compat.commands.doctor import in_doctor_terms, inspected_python
 

@@ -345,8 +345,8 @@ def doctor_report(
             probing = _start_probes(python, timeout, cache)
         if callable(m):
             m = m()  # a broken matrix ends the command here: compat._proc kills the probes' children at exit
+        from compat.pipeline.check import check_stack
         from compat.probes.checks import doctor_checks
-        from compat.resolver import resolve
 
         facts = probing()
     if save_snapshot is not None:
@@ -356,7 +356,7 @@ def doctor_report(
             _save(facts, save_snapshot)
         except OSError as exc:
             raise InputError(f"--save-snapshot {save_snapshot!r}: {exc.strerror or exc}") from None
-    report = resolve(facts, m, require_gpu=require_gpu, extra_checks=doctor_checks)
+    report = check_stack(facts, m, require_gpu=require_gpu, extra_checks=doctor_checks)
     from compat.findings import Skip
 
     if not smoke:
@@ -401,11 +401,11 @@ def doctor_report(
 def snapshot_report(m: Any, path: str) -> Any:
     """The doctor's Report rebuilt from a saved snapshot (`compat doctor --save-snapshot`, examples/*.json)."""
     from compat.facts import load_snapshot
+    from compat.pipeline.check import check_stack
     from compat.probes.checks import doctor_checks
-    from compat.resolver import resolve
 
     facts = load_snapshot(path)
-    report = resolve(facts, m, extra_checks=doctor_checks if facts.probes else ())
+    report = check_stack(facts, m, extra_checks=doctor_checks if facts.probes else ())
     from compat.probes.probeset import (
         probe_set,
     )  # the one codec of probe results (its keys: a public contract)

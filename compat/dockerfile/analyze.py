@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from compat.dockerfile.checks import check_stage, stage_facts
-from compat.dockerfile.jaxchecks import candidate_facts
+from compat.dockerfile.jaxchecks import jax_recheck
 from compat.dockerfile.jaxchecks import stage_checks as jax_stage_checks
 from compat.dockerfile.jaxinstall import derive as derive_jax
 from compat.dockerfile.model import (
@@ -20,11 +20,10 @@ from compat.dockerfile.parser import (
 )
 from compat.dockerfile.stages import build_stages
 from compat.errors import InputError
-from compat.facts import Facts
 from compat.findings import Finding, Fix, Report, Skip, unique
 from compat.matrix import Matrix
-from compat.resolver import resolve
-from compat.solver.solve import closes
+from compat.pipeline.check import check_stack
+from compat.solver.solve import Recheck, closes
 
 _DROP_FOR_AND_CUDA = ("tensorflow.cuda", "tensorflow.cudnn")
 
@@ -42,7 +41,8 @@ def analyze(df: Dockerfile, m: Matrix, opts: Options) -> Report:
         if st.jax is not None:
             st.jax_view, jax_notes = derive_jax(st, m)
         facts, lines = stage_facts(st, opts)
-        rep = resolve(facts, m)
+        rep = check_stack(facts, m)
+        recheck = jax_recheck(facts, m)  # one memo per stage: the re-checks of its other jax installs
         own = list(st.findings) + jax_notes
         for r in check_stage(st, m, opts):
             if isinstance(r, Skip):
@@ -56,7 +56,7 @@ def analyze(df: Dockerfile, m: Matrix, opts: Options) -> Report:
             if f.id == "jax.cpu-build" and f.id in own_ids:
                 continue  # the Dockerfile's own (CPU-only jax in a CUDA image) says it with the line to change
             if f.id.startswith("jax."):
-                jf = _jax_finding(f, st, facts, rep.findings, m)
+                jf = _jax_finding(f, st, recheck, rep.findings)
                 if jf is None:
                     continue
                 f = jf
@@ -123,7 +123,7 @@ def _default_driver(st: Stage, m: Matrix, opts: Options) -> list[Finding]:
     )
 
 
-def _jax_finding(f: Finding, st: Stage, facts: Facts, before: list[Finding], m: Matrix) -> Finding | None:
+def _jax_finding(f: Finding, st: Stage, recheck: Recheck, before: list[Finding]) -> Finding | None:
     """A resolver jax.* finding in Dockerfile terms: dropped where it does not apply to the image, its install
     fixes written as Dockerfile lines and kept only when the solver's re-check of the changed stage closes it."""
     v = st.jax_view
@@ -137,7 +137,7 @@ def _jax_finding(f: Finding, st: Stage, facts: Facts, before: list[Finding], m: 
         if label is None or not x.command or not x.command.startswith("pip install"):
             fixes.append(x)
             continue
-        after = resolve(candidate_facts(facts, m, label), m, want_fixes=False).findings
+        after = recheck.findings((("jax", label),))
         if not closes(before, after, f):
             continue
         cmd = x.command.replace("pip install", "uv pip install" if v.tool == "uv" else "pip install", 1)

@@ -8,6 +8,7 @@ from typing import Any
 
 from packaging.version import Version
 
+from compat.checks.rules import arch_support, driver_can_run, driver_requirement
 from compat.dockerfile.model import (
     ARCH_LIST,
     CPU_BASE,
@@ -30,7 +31,6 @@ from compat.facts import Fact, Facts, Gpu, make_fact
 from compat.findings import Finding, Fix, Skip
 from compat.installcmd import torch_for_cuda
 from compat.matrix import Matrix
-from compat.resolver import arch_support, driver_can_run, driver_requirement
 from compat.versions import CC, Arch, major_minor, parse_cc
 
 

@@ -10,9 +10,9 @@ from typing import Any
 from packaging.version import Version
 
 from compat._record import record
+from compat.checks.rules import driver_requirement
 from compat.findings import Finding, Fix
 from compat.matrix import Matrix
-from compat.resolver import driver_requirement
 from compat.versions import major_minor
 
 FILE = "driver_branches.yaml"

@@ -7,6 +7,7 @@ import re
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from compat.checks.rules import driver_requirement
 from compat.dockerfile import installs as ins
 from compat.dockerfile.model import (
     INDEX_TAG,
@@ -20,7 +21,6 @@ from compat.dockerfile.model import (
 from compat.findings import Finding, Fix
 from compat.installcmd import Installer, torch_command
 from compat.matrix import Matrix, TorchRelease
-from compat.resolver import driver_requirement
 
 
 def _spec_of(inst: ins.Install) -> SpecifierSet | None:

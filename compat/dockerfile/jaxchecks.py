@@ -33,6 +33,7 @@ from compat.facts import Facts
 from compat.findings import Finding, Fix
 from compat.jaxmatrix import JaxCudaBuild, JaxRelease, JaxTable
 from compat.matrix import Matrix
+from compat.solver.solve import Recheck, apply_changes, closes_all
 
 
 def _missing_extra(
@@ -148,12 +149,15 @@ def brings_cuda(m: Matrix, label: str) -> bool:
     return bool(b.cuda_min) if b.kind == "plugin" else (rel.extra_for(major) or "").endswith("-pip")
 
 
+def jax_recheck(facts: Facts, m: Matrix) -> Recheck:
+    """The solver's re-check of the stage with other jax installs (changes: (("jax", label),))."""
+    return Recheck(facts, m, derive=lambda f, changes: candidate_facts(f, m, dict(changes)["jax"]))
+
+
 def candidate_facts(facts: Facts, m: Matrix, label: str) -> Facts:
     """The stage's facts with jax = `label`, as the Dockerfile fix installs it: without the image's cuDNN when
     that install brings its own."""
     from dataclasses import replace as _replace
-
-    from compat.solver.solve import apply_changes
 
     out = apply_changes(facts, {"jax": label})
     if brings_cuda(m, label):
@@ -162,14 +166,12 @@ def candidate_facts(facts: Facts, m: Matrix, label: str) -> Facts:
 
 
 def verified(facts: Facts, m: Matrix, label: str) -> bool:
-    """The solver's re-check: the stage with jax = `label` has no jax.* error (and no new error)."""
-    from compat.resolver import resolve
-
-    before = {(f.id, f.title) for f in resolve(facts, m, want_fixes=False).findings if f.severity == "error"}
-    after = resolve(candidate_facts(facts, m, label), m, want_fixes=False).findings
-    return not any(
-        f.severity == "error" and (f.id.startswith("jax.") or (f.id, f.title) not in before) for f in after
-    )
+    """The solver's re-check: the stage with jax = `label` closes every jax.* error of the stage and adds no
+    error (the solver's closure rule), so no jax.* error is left."""
+    recheck = jax_recheck(facts, m)
+    before = recheck.findings()
+    targets = [f for f in before if f.severity == "error" and f.id.startswith("jax.")]
+    return closes_all(before, recheck.findings((("jax", label),)), targets)
 
 
 def _best(

@@ -112,19 +112,19 @@ def _with(d: Diagnosis, status: str, note: str, fixes: tuple[Fix, ...] = (), **f
     )
 
 
-def _torch_commands(ctx: Any, ok: Callable[[str], bool], limit: int = 2) -> list[Fix]:
+def _torch_commands(facts: Facts, m: Any, limit: int = 2) -> list[Fix]:
     """The solver's torch fixes for this stack's driver.cuda finding (re-checked; compat.solver)."""
-    from compat.solver.solve import fixes_for
+    from compat.pipeline.check import fixes_for
 
-    del ok  # the solver re-checks each candidate through the resolver instead
-    return fixes_for(ctx, "driver.cuda", "torch", "torch")[:limit]
+    return fixes_for(facts, m, "driver.cuda", "torch", "torch")[:limit]
 
 
 def _driver_too_old(d: Diagnosis, facts: Facts, m: Any) -> Diagnosis:
-    from compat import resolver
+    from compat.checks.context import build_context, runtimes
+    from compat.checks.rules import driver_can_run, driver_requirement
 
-    ctx = resolver.build_context(facts, m)
-    rts = resolver.runtimes(ctx)
+    ctx = build_context(facts, m)
+    rts = runtimes(ctx)
     if not rts:
         return _with(
             d,
@@ -134,19 +134,12 @@ def _driver_too_old(d: Diagnosis, facts: Facts, m: Any) -> Diagnosis:
         )
     os_name = ctx.driver_os()
     if ctx.driver is not None:
-        drv = ctx.driver
         for rt in rts:
-            if resolver.driver_can_run(m, ctx.driver, rt.cuda, os_name) != "no":
+            if driver_can_run(m, ctx.driver, rt.cuda, os_name) != "no":
                 continue
-            floor, own, _ = resolver.driver_requirement(m, rt.cuda, os_name)
+            floor, own, _ = driver_requirement(m, rt.cuda, os_name)
             need = floor or own
-            cmds = (
-                _torch_commands(
-                    ctx, lambda c: resolver.driver_can_run(m, drv, Version(c), os_name) in ("ok", "minor")
-                )
-                if rt.who.startswith("torch")
-                else []
-            )
+            cmds = _torch_commands(facts, m) if rt.who.startswith("torch") else []
             how = "bundled with" if rt.who.startswith("torch") else "of"
             full = f" (≥ {own} for full CUDA {rt.cuda_raw} support)" if own and floor and own != floor else ""
             note = (
@@ -171,16 +164,9 @@ def _driver_too_old(d: Diagnosis, facts: Facts, m: Any) -> Diagnosis:
             if rt.cuda.release[0] > have.release[0] or (
                 m.minor_compat.get(rt.cuda.release[0]) is None and rt.cuda.release[:2] > have.release[:2]
             ):
-                floor, own, _ = resolver.driver_requirement(m, rt.cuda, os_name)
+                floor, own, _ = driver_requirement(m, rt.cuda, os_name)
                 need = floor or own
-
-                def runs(c: str) -> bool:
-                    v = Version(c)
-                    if v.release[0] != have.release[0]:
-                        return v.release[0] < have.release[0]
-                    return m.minor_compat.get(v.release[0]) is not None or v.release[:2] <= have.release[:2]
-
-                cmds = _torch_commands(ctx, runs)
+                cmds = _torch_commands(facts, m)
                 note = (
                     f"the driver supports CUDA {dc.raw} ({dc.source}) but {rt.who} needs the CUDA "
                     f"{rt.cuda_raw} runtime"
@@ -242,9 +228,9 @@ def cross_check(diags: list[Diagnosis], facts: Facts, matrix: Any = None) -> lis
         for k, v in d.facts.items():
             log.setdefault(k, v)
     merged = merge_log_facts(facts, log)
-    from compat.resolver import resolve
+    from compat.pipeline.check import check_stack
 
-    report = resolve(merged, m, extra_checks=_extra_checks())
+    report = check_stack(merged, m, extra_checks=_extra_checks())
     out: list[Diagnosis] = []
     for d in diags:
         if d.category == "driver_too_old":

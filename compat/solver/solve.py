@@ -4,22 +4,29 @@ Closure: a fix with `changes`, applied to the same facts (`apply_changes`), make
 finding with the same id and subject at the same or a worse severity) and adds no new error. Only candidates
 that pass this re-check are shown; among those, the cheapest change comes first and, in the same class of
 change, one that adds no warning before one that does.
+
+The solver runs after the resolver (`attach_fixes`): checks say which axes could repair a finding
+(`Finding.repair`), never build solver fixes themselves. A re-check is memoised by `Recheck`, one per caller's
+run: nothing is shared between two runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from compat._record import record
-from compat.checks.context import Ctx
+from compat.checks.context import Ctx, build_context
 from compat.facts import Facts, apply_flags
-from compat.findings import Finding, Fix
+from compat.findings import SEVERITY_RANK, Finding, Fix, Report
+from compat.matrix import Matrix
+from compat.resolver import resolve
 from compat.solver.candidates import GENERATORS, Candidate
 
-_RANK = {"info": 0, "warning": 1, "error": 2}
 MAX_RECHECKS_PER_AXIS = 400
+
+Changes = tuple[tuple[str, str], ...]
 
 
 @record
@@ -67,42 +74,53 @@ def apply_changes(facts: Facts, changes: Mapping[str, str] | Iterable[tuple[str,
     return apply_flags(facts, {k: v for k, v in items.items()})
 
 
-_SHARED: dict[tuple[Any, ...], list[Finding]] = {}
-_SHARED_OWNER: list[Any] = [None]
-_SHARED_MAX = 20000
+class Recheck:
+    """The re-check of candidate stacks derived from one stack: each resolved once through the core checks (no
+    fixes), remembered for as long as this object lives (one caller's run, never across runs).
+
+    `derive` builds a candidate's facts from the stack's facts and its changes (`apply_changes`, what the
+    `compat check` flags give; the Dockerfile's JAX installs say more)."""
+
+    def __init__(
+        self,
+        facts: Facts,
+        matrix: Matrix,
+        *,
+        require_gpu: bool = False,
+        derive: Callable[[Facts, Changes], Facts] = apply_changes,
+    ) -> None:
+        self.facts = facts
+        self.matrix = matrix
+        self.require_gpu = require_gpu
+        self.derive = derive
+        self._memo: dict[Changes, Report] = {}
+
+    def report(self, changes: Changes = ()) -> Report:
+        """The report of the stack with `changes` applied (no changes: the stack itself)."""
+        got = self._memo.get(changes)
+        if got is None:
+            facts = self.derive(self.facts, changes) if changes else self.facts
+            got = self._memo[changes] = resolve(facts, self.matrix, require_gpu=self.require_gpu)
+        return got
+
+    def findings(self, changes: Changes = ()) -> list[Finding]:
+        return self.report(changes).findings
 
 
-def _stack_key(facts: Facts, require_gpu: bool) -> tuple[Any, ...]:
-    vals = tuple(sorted((k, f.raw, f.value) for k, f in facts.values.items()))
-    gpus = None if facts.gpus is None else tuple((g.name, g.cc) for g in facts.gpus)
-    return (vals, gpus, bool(facts.probes), require_gpu)
-
-
-def recheck(ctx: Ctx, changes: tuple[tuple[str, str], ...]) -> list[Finding]:
-    """The findings of the stack with `changes` applied (no fixes are built for candidates). Results are shared
-    between contexts on the same matrix: a re-check is a pure function of the stack's facts."""
-    cache: dict[tuple[tuple[str, str], ...], list[Finding]] = ctx.solver_cache
-    if changes not in cache:
-        from compat.resolver import resolve
-
-        facts = apply_changes(ctx.facts, changes)
-        if _SHARED_OWNER[0] is not ctx.m or len(_SHARED) > _SHARED_MAX:
-            _SHARED.clear()
-            _SHARED_OWNER[0] = ctx.m
-        key = _stack_key(facts, ctx.require_gpu)
-        if key not in _SHARED:
-            _SHARED[key] = resolve(facts, ctx.m, require_gpu=ctx.require_gpu, want_fixes=False).findings
-        cache[changes] = _SHARED[key]
-    return cache[changes]
+def closes_all(before: Sequence[Finding], after: Sequence[Finding], targets: Iterable[Finding]) -> bool:
+    """The closure rule: every target is gone (nothing in `after` with its id and subject at the same or a worse
+    severity) and no new error appeared (an error whose id and subject no error of `before` had)."""
+    for t in targets:
+        tkey, trank = key_of(t), SEVERITY_RANK[t.severity]
+        if any(key_of(f) == tkey and SEVERITY_RANK[f.severity] >= trank for f in after):
+            return False
+    had = {key_of(f) for f in before if f.severity == "error"}
+    return all(key_of(f) in had for f in after if f.severity == "error")
 
 
 def closes(before: Sequence[Finding], after: Sequence[Finding], target: Finding) -> bool:
-    """The closure property: `target` is gone and no new error appeared."""
-    tkey, trank = key_of(target), _RANK[target.severity]
-    if any(key_of(f) == tkey and _RANK[f.severity] >= trank for f in after):
-        return False
-    had = {key_of(f) for f in before if f.severity == "error"}
-    return all(key_of(f) in had for f in after if f.severity == "error")
+    """The closure property of one fix: `target` is gone and no new error appeared."""
+    return closes_all(before, after, (target,))
 
 
 def new_warnings(before: Sequence[Finding], after: Sequence[Finding]) -> int:
@@ -110,9 +128,9 @@ def new_warnings(before: Sequence[Finding], after: Sequence[Finding]) -> int:
     return sum(1 for f in after if f.severity == "warning" and (f.id, f.title) not in had)
 
 
-def solve(ctx: Ctx, target: Finding, axes: Sequence[str]) -> list[Option]:
+def solve(recheck: Recheck, ctx: Ctx, target: Finding, axes: Sequence[str]) -> list[Option]:
     """The cheapest passing option per axis, ranked cheapest first."""
-    before = recheck(ctx, ())
+    before = recheck.findings()
     best: list[Option] = []
     for axis in axes:
         cands = sorted(GENERATORS[axis](ctx), key=lambda c: (c.category, *c.tiebreak))
@@ -122,7 +140,7 @@ def solve(ctx: Ctx, target: Finding, axes: Sequence[str]) -> list[Option]:
                 break
             if found is not None and (found.warnings == 0 or c.category > found.candidate.category):
                 break
-            after = recheck(ctx, c.changes)
+            after = recheck.findings(c.changes)
             if not closes(before, after, target):
                 continue
             opt = Option(c, new_warnings(before, after))
@@ -133,25 +151,18 @@ def solve(ctx: Ctx, target: Finding, axes: Sequence[str]) -> list[Option]:
     return sorted(best, key=lambda o: o.rank)
 
 
-def with_fixes(ctx: Ctx, finding: Finding, axes: Sequence[str], *, first: bool = True) -> Finding:
-    """`finding` with the solver's fixes for it (before its own static fixes when `first`)."""
-    if not ctx.want_fixes:
-        return finding
-    fixes = tuple(o.fix() for o in solve(ctx, finding, axes))
-    if not fixes:
-        return finding
-    return replace(finding, fixes=fixes + finding.fixes if first else finding.fixes + fixes)
-
-
-def fixes_for(ctx: Ctx, finding_id: str, subject: str | None = None, axis: str | None = None) -> list[Fix]:
-    """The solver's fixes for the finding `finding_id` (about `subject`) on the context's stack, optionally only
-    those that change `axis` ("torch", "driver", …): for callers outside the checks (explain's cross-check, the
-    Dockerfile analysis) so that every framework, toolkit or driver fix comes from here."""
-    from compat.resolver import resolve
-
-    rep = resolve(ctx.facts, ctx.m, require_gpu=ctx.require_gpu)
-    out: list[Fix] = []
-    for f in rep.findings:
-        if f.id == finding_id and (subject is None or subject_of(f) == subject):
-            out += [x for x in f.fixes if x.changes and (axis is None or axis in x.change_map)]
-    return out
+def attach_fixes(report: Report, facts: Facts, matrix: Matrix, *, require_gpu: bool = False) -> Report:
+    """`report` (the resolver's, on `facts`) with the solver's re-checked fixes joined to every finding that says
+    how it could be repaired (`Finding.repair`). The report is changed in place and returned."""
+    if not any(f.repair is not None for f in report.findings):
+        return report
+    recheck = Recheck(facts, matrix, require_gpu=require_gpu)
+    ctx = build_context(facts, matrix, require_gpu)
+    out: list[Finding] = []
+    for f in report.findings:
+        if f.repair is not None:
+            solved = tuple(o.fix() for o in solve(recheck, ctx, f, f.repair.axes))
+            f = replace(f, fixes=f.repair.combine(f.fixes, solved))
+        out.append(f)
+    report.findings[:] = out
+    return report

@@ -7,7 +7,7 @@ from typing import Optional
 from compat.facts import Facts, apply_flags, make_fact
 from compat.findings import Finding, Report
 from compat.matrix import Matrix
-from compat.resolver import resolve
+from compat.pipeline.check import check_stack
 
 
 def check(m: Matrix, *, require_gpu: bool = False, os: str = "linux", **flags: Optional[str]) -> Report:
@@ -18,7 +18,7 @@ def check(m: Matrix, *, require_gpu: bool = False, os: str = "linux", **flags: O
     facts = apply_flags(
         Facts(values={"os": make_fact("os", os, "--os")}), {k: v for k, v in flags.items() if v is not None}
     )
-    report = resolve(facts, m, require_gpu=require_gpu)
+    report = check_stack(facts, m, require_gpu=require_gpu)
     failures = list(closure_failures(m, facts, str(flags), report, require_gpu))
     assert failures == [], failures
     return report

@@ -187,12 +187,12 @@ def test_matrix_env_var(run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_internal_error_is_exit_3(run, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    import compat.resolver
+    import compat.pipeline.check
 
     def boom(*a, **k):  # type: ignore[no-untyped-def]
         raise ZeroDivisionError("boom")
 
-    monkeypatch.setattr(compat.resolver, "resolve", boom)
+    monkeypatch.setattr(compat.pipeline.check, "check_stack", boom)
     r = run("check", "--cuda", "12.1")
     assert r.code == 3 and "internal error" in r.err and r.err.count("\n") == 1
 

@@ -17,9 +17,18 @@ from typing import Optional
 
 import pytest
 
-from compat import resolver as R
+from compat.checks.arch import WHEEL_ARCH
+from compat.checks.context import build_context
+from compat.checks.cudnn import CUDNN_ARCH, CUDNN_DRIVER
+from compat.checks.driver import DRIVER_CUDA
+from compat.checks.frameworks import CPU_BUILD
+from compat.checks.gpu import GPU_REQUIRED
+from compat.checks.python import PYTHON_FRAMEWORK
+from compat.checks.rules import TEGRA_CCS, arch_support
+from compat.checks.tensorflow import TF_WINDOWS as TF_WINDOWS_ID
+from compat.checks.torch import TORCH_VARIANT
 from compat.facts import Facts, Gpu, apply_flags, make_fact
-from compat.resolver import arch_support, resolve
+from compat.resolver import resolve
 from compat.suggest import suggest
 from compat.versions import CC, parse_arch
 from tests.core.helpers import by_id, check, severity, skipped
@@ -27,21 +36,21 @@ from tests.core.helpers import by_id, check, severity, skipped
 # (torch, extra flags, check id, expected severity) — local labels other than cuXXX and non-release versions.
 LOCAL_LABELS = [
     # A CPU wheel built with the new C++ ABI is a CPU wheel: the variant exists (whl/cpu-cxx11-abi).
-    ("2.5.1+cpu.cxx11.abi", {}, R.TORCH_VARIANT, None),
-    ("2.5.1+cpu.cxx11.abi", {"gpu": "NVIDIA GeForce RTX 4090"}, R.CPU_BUILD, "error"),
+    ("2.5.1+cpu.cxx11.abi", {}, TORCH_VARIANT, None),
+    ("2.5.1+cpu.cxx11.abi", {"gpu": "NVIDIA GeForce RTX 4090"}, CPU_BUILD, "error"),
     # ROCm / XPU wheels exist on download.pytorch.org but are not listed in the matrix: no "no such build" error.
-    ("2.5.1+rocm6.2", {}, R.TORCH_VARIANT, None),
-    ("2.5.1+xpu", {}, R.TORCH_VARIANT, None),
+    ("2.5.1+rocm6.2", {}, TORCH_VARIANT, None),
+    ("2.5.1+xpu", {}, TORCH_VARIANT, None),
     # ... but neither can use an NVIDIA GPU.
-    ("2.5.1+rocm6.2", {"gpu": "NVIDIA A100-SXM4-80GB"}, R.CPU_BUILD, "error"),
-    ("2.5.1+xpu", {"gpu": "NVIDIA A100-SXM4-80GB"}, R.CPU_BUILD, "error"),
+    ("2.5.1+rocm6.2", {"gpu": "NVIDIA A100-SXM4-80GB"}, CPU_BUILD, "error"),
+    ("2.5.1+xpu", {"gpu": "NVIDIA A100-SXM4-80GB"}, CPU_BUILD, "error"),
     # NGC's torch carries a git hash as local label: a CUDA build, never "CPU-only".
-    ("2.10.0a0+b4e4ee81d3", {"gpu": "NVIDIA H100 80GB HBM3"}, R.CPU_BUILD, None),
+    ("2.10.0a0+b4e4ee81d3", {"gpu": "NVIDIA H100 80GB HBM3"}, CPU_BUILD, None),
     # A nightly's +cu128 label names its CUDA runtime even though the release is not in the matrix.
-    ("2.8.0.dev20250101+cu128", {"driver": "470.82.01"}, R.DRIVER_CUDA, "error"),
-    ("2.8.0.dev20250101+cu128", {"driver": "560.35.03"}, R.DRIVER_CUDA, "warning"),
-    ("2.8.0.dev20250101+cu128", {"driver": "570.86.15"}, R.DRIVER_CUDA, None),
-    ("2.99.0+cu130", {"driver": "535.104.05"}, R.DRIVER_CUDA, "error"),  # CUDA 13.x needs >= 580
+    ("2.8.0.dev20250101+cu128", {"driver": "470.82.01"}, DRIVER_CUDA, "error"),
+    ("2.8.0.dev20250101+cu128", {"driver": "560.35.03"}, DRIVER_CUDA, "warning"),
+    ("2.8.0.dev20250101+cu128", {"driver": "570.86.15"}, DRIVER_CUDA, None),
+    ("2.99.0+cu130", {"driver": "535.104.05"}, DRIVER_CUDA, "error"),  # CUDA 13.x needs >= 580
 ]
 
 
@@ -63,14 +72,14 @@ def test_torch_local_labels(
 
 def test_nightly_cuda_from_label_is_checked_not_skipped(matrix) -> None:  # type: ignore[no-untyped-def]
     report = check(matrix, torch="2.8.0.dev20250101+cu128", driver="470.82.01")
-    f = by_id(report, R.DRIVER_CUDA)[0]
+    f = by_id(report, DRIVER_CUDA)[0]
     assert "12.8" in f.title
-    assert not skipped(report, R.DRIVER_CUDA)
+    assert not skipped(report, DRIVER_CUDA)
 
 
 def test_unknown_release_skip_names_the_framework(matrix) -> None:  # type: ignore[no-untyped-def]
     report = check(matrix, torch="2.7.0rc1", driver="570.86.15")
-    reasons = [s.reason for s in report.skipped if s.id == R.DRIVER_CUDA]
+    reasons = [s.reason for s in report.skipped if s.id == DRIVER_CUDA]
     assert reasons and "2.7.0rc1" in reasons[0]
 
 
@@ -89,7 +98,7 @@ FREE_THREADED = [
     ("python", "torch", "expected"), FREE_THREADED, ids=[f"{p}-{t}" for p, t, _ in FREE_THREADED]
 )
 def test_free_threaded_python(matrix, python: str, torch: str, expected: Optional[str]) -> None:  # type: ignore[no-untyped-def]
-    assert severity(check(matrix, torch=torch, python=python), R.PYTHON_FRAMEWORK) == expected
+    assert severity(check(matrix, torch=torch, python=python), PYTHON_FRAMEWORK) == expected
 
 
 def test_suggest_free_threaded_python(matrix) -> None:  # type: ignore[no-untyped-def]
@@ -126,12 +135,12 @@ def test_tegra_binary_compatibility(archs: str, cc: str, expected: str) -> None:
 def test_every_jetson_in_the_matrix_is_tegra(matrix) -> None:  # type: ignore[no-untyped-def]
     for g in matrix.gpus:
         if g.segment == "jetson":
-            assert g.cc in R.TEGRA_CCS, g.name
+            assert g.cc in TEGRA_CCS, g.name
 
 
 def test_desktop_wheel_on_jetson_orin(matrix) -> None:  # type: ignore[no-untyped-def]
     # torch 2.5.1+cu124 ships sm_50..sm_90 SASS for desktop GPUs and no PTX: nothing runs on Orin (8.7).
-    assert severity(check(matrix, torch="2.5.1+cu124", cc="8.7"), R.WHEEL_ARCH) == "error"
+    assert severity(check(matrix, torch="2.5.1+cu124", cc="8.7"), WHEEL_ARCH) == "error"
 
 
 # (cuda, os, driver, expected driver.cuda) — Table 3 lists CUDA 11.0.2 GA at >= 450.51.05 / 451.48 and
@@ -157,17 +166,17 @@ def test_cuda_11_0_with_its_own_driver(
     driver: str,  # type: ignore[no-untyped-def]
     expected: Optional[str],
 ) -> None:
-    assert severity(check(matrix, os=os, cuda=cuda, driver=driver), R.DRIVER_CUDA) == expected
+    assert severity(check(matrix, os=os, cuda=cuda, driver=driver), DRIVER_CUDA) == expected
 
 
 def test_ptx_with_a_driver_too_old_for_the_runtime_is_one_error(matrix) -> None:  # type: ignore[no-untyped-def]
     # TF 2.15 (CUDA 12.2) has compute_80 PTX for sm_86; driver 470 cannot run CUDA 12 at all: that is the one
     # error (driver.cuda); the PTX JIT remark stays a warning instead of a second error for the same cause.
     report = check(matrix, tensorflow="2.15.0", cc="8.6", driver="470.82.01")
-    assert severity(report, R.DRIVER_CUDA) == "error"
-    assert severity(report, R.WHEEL_ARCH) == "warning"
+    assert severity(report, DRIVER_CUDA) == "error"
+    assert severity(report, WHEEL_ARCH) == "warning"
     # Under minor-version compatibility the PTX JIT failure is its own error.
-    assert severity(check(matrix, tensorflow="2.15.0", cc="8.6", driver="525.60.13"), R.WHEEL_ARCH) == "error"
+    assert severity(check(matrix, tensorflow="2.15.0", cc="8.6", driver="525.60.13"), WHEEL_ARCH) == "error"
 
 
 def _snapshot_facts(*gpus: tuple[str, str], **values: str) -> Facts:
@@ -197,15 +206,15 @@ def test_known_issue_for_one_gpu_is_not_hidden_by_an_error_on_another(matrix) ->
 CUDNN_SKIPS = [
     (
         {"cudnn": "9.10.2", "cc": "8.6", "driver": "535.104.05"},
-        (R.CUDNN_ARCH, R.CUDNN_DRIVER),
+        (CUDNN_ARCH, CUDNN_DRIVER),
     ),  # two CUDA majors
     (
         {"cudnn": "9.99.0", "cuda": "12.4", "cc": "8.6", "driver": "535.104.05"},
-        (R.CUDNN_ARCH, R.CUDNN_DRIVER),
+        (CUDNN_ARCH, CUDNN_DRIVER),
     ),
     (
         {"cudnn": "9.20.0", "cuda": "12.4", "cc": "8.6", "driver": "535.104.05"},
-        (R.CUDNN_ARCH, R.CUDNN_DRIVER),
+        (CUDNN_ARCH, CUDNN_DRIVER),
     ),
 ]
 
@@ -220,7 +229,7 @@ def test_cudnn_checks_without_data_are_skipped(matrix, flags: dict[str, str], id
 
 def test_require_gpu_with_unknown_gpus_is_skipped(matrix) -> None:  # type: ignore[no-untyped-def]
     report = check(matrix, require_gpu=True, torch="2.6.0")
-    assert skipped(report, R.GPU_REQUIRED)
+    assert skipped(report, GPU_REQUIRED)
 
 
 def test_suggest_cpu_reason_reads(matrix) -> None:  # type: ignore[no-untyped-def]
@@ -256,14 +265,14 @@ def test_cudnn_package_that_fits_the_machine(
     e_drv: Optional[str],
 ) -> None:
     report = check(matrix, cudnn="9.10.2", cuda=cuda, cc=cc, driver=driver)
-    assert severity(report, R.CUDNN_ARCH) == e_arch
-    assert severity(report, R.CUDNN_DRIVER) == e_drv
+    assert severity(report, CUDNN_ARCH) == e_arch
+    assert severity(report, CUDNN_DRIVER) == e_drv
 
 
 def test_suggest_names_the_lower_driver_for_cuda_11_0(matrix) -> None:  # type: ignore[no-untyped-def]
     from compat.suggest import _driver_need
 
-    ctx = R.build_context(Facts(values={"os": make_fact("os", "linux", "--os")}), matrix)
+    ctx = build_context(Facts(values={"os": make_fact("os", "linux", "--os")}), matrix)
     assert "450.51.05" in _driver_need(ctx, "11.0", "linux")
 
 
@@ -278,4 +287,4 @@ TF_WINDOWS = [
 
 @pytest.mark.parametrize(("tf", "expected"), TF_WINDOWS, ids=[t for t, _ in TF_WINDOWS])
 def test_tf_windows_gpu(matrix, tf: str, expected: Optional[str]) -> None:  # type: ignore[no-untyped-def]
-    assert severity(check(matrix, os="windows", tensorflow=tf, cc="8.6"), R.TF_WINDOWS) == expected
+    assert severity(check(matrix, os="windows", tensorflow=tf, cc="8.6"), TF_WINDOWS_ID) == expected

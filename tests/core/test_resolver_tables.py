@@ -14,7 +14,16 @@ from typing import Optional
 
 import pytest
 
-from compat import resolver as R
+from compat.checks.arch import TOOLKIT_ARCH as TOOLKIT_ARCH_ID
+from compat.checks.arch import WHEEL_ARCH
+from compat.checks.context import UNKNOWN_VERSION
+from compat.checks.cudnn import CUDNN_ARCH, CUDNN_CUDA, CUDNN_DRIVER
+from compat.checks.driver import DRIVER_CUDA as DRIVER_CUDA_ID
+from compat.checks.driver import DRIVER_GPU as DRIVER_GPU_ID
+from compat.checks.gpu import GPU_REQUIRED
+from compat.checks.python import PYTHON_FRAMEWORK
+from compat.checks.tensorflow import TF_CUDA as TF_CUDA_ID
+from compat.checks.tensorflow import TF_CUDNN, TF_WINDOWS
 from tests.core.helpers import check, severity, skipped
 
 # (cuda, os, driver, expected severity of driver.cuda) — Table 3 / Table 2.
@@ -57,19 +66,19 @@ DRIVER_CUDA = [
 )
 def test_driver_vs_cuda(matrix, cuda: str, os: str, driver: str, expected: Optional[str]) -> None:  # type: ignore[no-untyped-def]
     report = check(matrix, os=os, cuda=cuda, driver=driver)
-    assert severity(report, R.DRIVER_CUDA) == expected, report.to_json()["findings"]
+    assert severity(report, DRIVER_CUDA_ID) == expected, report.to_json()["findings"]
 
 
 def test_error_carries_the_required_driver(matrix) -> None:  # type: ignore[no-untyped-def]
     report = check(matrix, cuda="12.1", driver="470.82.01")
-    f = next(f for f in report.findings if f.id == R.DRIVER_CUDA)
+    f = next(f for f in report.findings if f.id == DRIVER_CUDA_ID)
     assert "530.30.02" in f.message and "525.60.13" in f.message
     assert any("530.30.02" in fx.text for fx in f.fixes)
 
 
 def test_driver_check_skipped_without_driver(matrix) -> None:  # type: ignore[no-untyped-def]
     report = check(matrix, cuda="12.1")
-    assert skipped(report, R.DRIVER_CUDA) and not any(f.id == R.DRIVER_CUDA for f in report.findings)
+    assert skipped(report, DRIVER_CUDA_ID) and not any(f.id == DRIVER_CUDA_ID for f in report.findings)
 
 
 # (cuda, gpu or cc, expected severity of toolkit.arch) — release notes "Deprecated or Dropped Features".
@@ -105,7 +114,7 @@ TOOLKIT_ARCH = [
 def test_toolkit_vs_gpu(matrix, cuda: str, gpu: str, expected: Optional[str]) -> None:  # type: ignore[no-untyped-def]
     flags = {"cc": gpu} if gpu[0].isdigit() else {"gpu": gpu}
     report = check(matrix, cuda=cuda, **flags)  # type: ignore[arg-type]  # mypy: a **dict could name a typed keyword
-    assert severity(report, R.TOOLKIT_ARCH) == expected
+    assert severity(report, TOOLKIT_ARCH_ID) == expected
 
 
 # (tensorflow, cuda, cudnn, expected tensorflow.cuda, expected tensorflow.cudnn) — tested build configurations.
@@ -144,8 +153,8 @@ def test_tensorflow_cuda_cudnn(
     exp_cudnn: Optional[str],
 ) -> None:
     report = check(matrix, tensorflow=tf, cuda=cuda, cudnn=cudnn)
-    assert severity(report, R.TF_CUDA) == exp_cuda
-    assert severity(report, R.TF_CUDNN) == exp_cudnn
+    assert severity(report, TF_CUDA_ID) == exp_cuda
+    assert severity(report, TF_CUDNN) == exp_cudnn
 
 
 @pytest.mark.parametrize(
@@ -154,9 +163,9 @@ def test_tensorflow_cuda_cudnn(
 def test_tensorflow_native_windows_gpu(matrix, tf: str, expected: Optional[str]) -> None:  # type: ignore[no-untyped-def]
     # "TensorFlow 2.10 was the last TensorFlow release that supported GPU on native-Windows."
     report = check(matrix, os="windows", tensorflow=tf, gpu="NVIDIA GeForce RTX 3090")
-    assert severity(report, R.TF_WINDOWS) == expected
+    assert severity(report, TF_WINDOWS) == expected
     linux = check(matrix, os="linux", tensorflow=tf, gpu="NVIDIA GeForce RTX 3090")
-    assert severity(linux, R.TF_WINDOWS) is None
+    assert severity(linux, TF_WINDOWS) is None
 
 
 # (framework, version, python, expected) — the wheels each release publishes on PyPI.
@@ -178,9 +187,9 @@ PYTHON = [
 )
 def test_python_vs_framework(matrix, fw: str, ver: str, py: str, expected: Optional[str]) -> None:  # type: ignore[no-untyped-def]
     report = check(matrix, python=py, **{fw: ver})  # type: ignore[arg-type]  # mypy: a **dict could name a typed keyword
-    assert severity(report, R.PYTHON_FRAMEWORK) == expected
+    assert severity(report, PYTHON_FRAMEWORK) == expected
     if expected:
-        f = next(f for f in report.findings if f.id == R.PYTHON_FRAMEWORK)
+        f = next(f for f in report.findings if f.id == PYTHON_FRAMEWORK)
         assert (
             f.fixes and (f.fixes[0].command or "").startswith("pip install")
         ) or "Use a Python" in f.fixes[0].text
@@ -218,9 +227,9 @@ def test_cudnn(
     e_drv: Optional[str],
 ) -> None:
     report = check(matrix, cudnn=cudnn, cuda=cuda, cc=cc, driver=driver)
-    assert severity(report, R.CUDNN_CUDA) == e_cuda
-    assert severity(report, R.CUDNN_ARCH) == e_arch
-    assert severity(report, R.CUDNN_DRIVER) == e_drv
+    assert severity(report, CUDNN_CUDA) == e_cuda
+    assert severity(report, CUDNN_ARCH) == e_arch
+    assert severity(report, CUDNN_DRIVER) == e_drv
 
 
 # TensorFlow's compiled architectures (its .bazelrc release builds) vs the GPU.
@@ -235,13 +244,13 @@ TF_ARCH = [
 
 @pytest.mark.parametrize(("tf", "gpu", "expected"), TF_ARCH, ids=[f"tf{t}-{g}" for t, g, _ in TF_ARCH])
 def test_tensorflow_archs(matrix, tf: str, gpu: str, expected: Optional[str]) -> None:  # type: ignore[no-untyped-def]
-    assert severity(check(matrix, tensorflow=tf, gpu=gpu), R.WHEEL_ARCH) == expected
+    assert severity(check(matrix, tensorflow=tf, gpu=gpu), WHEEL_ARCH) == expected
 
 
 def test_unknown_versions_are_info_not_errors(matrix) -> None:  # type: ignore[no-untyped-def]
     report = check(matrix, torch="9.9.9", tensorflow="9.9.0", driver="535.104.05")
     ids = {(f.id, f.severity) for f in report.findings}
-    assert (R.UNKNOWN_VERSION, "info") in ids
+    assert (UNKNOWN_VERSION, "info") in ids
     assert report.verdict == "ok"
     assert any("newer than the matrix" in f.title for f in report.findings)
 
@@ -249,7 +258,7 @@ def test_unknown_versions_are_info_not_errors(matrix) -> None:  # type: ignore[n
 def test_nothing_given_skips_everything_with_reasons(matrix) -> None:  # type: ignore[no-untyped-def]
     report = check(matrix)
     assert report.findings == [] and report.verdict == "ok"
-    assert {s.id for s in report.skipped} >= {R.DRIVER_CUDA, R.TOOLKIT_ARCH, R.WHEEL_ARCH, R.PYTHON_FRAMEWORK}
+    assert {s.id for s in report.skipped} >= {DRIVER_CUDA_ID, TOOLKIT_ARCH_ID, WHEEL_ARCH, PYTHON_FRAMEWORK}
     assert all(s.reason for s in report.skipped)
 
 
@@ -259,8 +268,8 @@ def test_require_gpu_without_gpus(matrix) -> None:  # type: ignore[no-untyped-de
 
     facts = Facts(values={"os": make_fact("os", "linux", "x")}, gpus=(), gpus_source="NVML: no NVIDIA driver")
     report = resolve(facts, matrix, require_gpu=True)
-    assert severity(report, R.GPU_REQUIRED) == "error"
-    assert severity(resolve(facts, matrix), R.GPU_REQUIRED) is None
+    assert severity(report, GPU_REQUIRED) == "error"
+    assert severity(resolve(facts, matrix), GPU_REQUIRED) is None
 
 
 # Only the driver's CUDA version known (nvidia-smi "CUDA Version: 11.4", a log's "found version 11040").
@@ -289,7 +298,7 @@ def test_driver_cuda_version_only(matrix, cuda: str, driver_cuda: str, expected:
             "driver_cuda": make_fact("driver_cuda", driver_cuda, "log"),
         }
     )
-    assert severity(resolve(facts, matrix), R.DRIVER_CUDA) == expected
+    assert severity(resolve(facts, matrix), DRIVER_CUDA_ID) == expected
 
 
 # NVIDIA "CUDA Toolkit, Driver, and Architecture Matrix": last driver branch per architecture
@@ -310,7 +319,7 @@ DRIVER_GPU = [
 )
 def test_driver_branch_supports_gpu(matrix, driver: str, gpu: str, expected: Optional[str]) -> None:  # type: ignore[no-untyped-def]
     report = check(matrix, driver=driver, gpu=gpu)
-    assert severity(report, R.DRIVER_GPU) == expected
+    assert severity(report, DRIVER_GPU_ID) == expected
     if expected:
-        f = next(f for f in report.findings if f.id == R.DRIVER_GPU)
+        f = next(f for f in report.findings if f.id == DRIVER_GPU_ID)
         assert "R470" in f.fixes[0].text or "R580" in f.fixes[0].text

@@ -7,7 +7,11 @@ from typing import Optional
 
 import pytest
 
-from compat import resolver as R
+from compat.checks.arch import WHEEL_ARCH as WHEEL_ARCH_ID
+from compat.checks.driver import DRIVER_CUDA
+from compat.checks.frameworks import CPU_BUILD
+from compat.checks.python import PYTHON_FRAMEWORK
+from compat.checks.torch import TORCH_VARIANT
 from tests.core.helpers import by_id, check, severity, skipped
 
 # (torch, gpu, expected wheel.arch) — SASS runs on the same major with an equal or higher minor; PTX JITs upward.
@@ -37,12 +41,12 @@ WHEEL_ARCH = [
 )
 def test_torch_wheel_arch(matrix, torch: str, gpu: str, expected: Optional[str]) -> None:  # type: ignore[no-untyped-def]
     report = check(matrix, torch=torch, gpu=gpu)
-    assert severity(report, R.WHEEL_ARCH) == expected
+    assert severity(report, WHEEL_ARCH_ID) == expected
 
 
 def test_no_kernel_image_message_and_fix(matrix) -> None:  # type: ignore[no-untyped-def]
     report = check(matrix, torch="2.6.0", gpu="NVIDIA GeForce RTX 5090", driver="570.124.06")
-    f = by_id(report, R.WHEEL_ARCH)[0]
+    f = by_id(report, WHEEL_ARCH_ID)[0]
     assert "no kernel image is available" in f.message
     assert "sm_120 is not compatible with the current PyTorch installation" in f.message
     # No 2.6.0 variant has sm_120: the fix is a newer release that does, on a CUDA this driver runs.
@@ -53,10 +57,10 @@ def test_no_kernel_image_message_and_fix(matrix) -> None:  # type: ignore[no-unt
 def test_ptx_jit_warning_and_error(matrix) -> None:  # type: ignore[no-untyped-def]
     # TensorFlow 2.16.1 ships only compute_90 PTX for Hopper.
     ok = check(matrix, tensorflow="2.16.1", gpu="NVIDIA H100 80GB HBM3", driver="550.54.15")
-    assert severity(ok, R.WHEEL_ARCH) == "warning"
+    assert severity(ok, WHEEL_ARCH_ID) == "warning"
     # Under minor-version compatibility the driver cannot JIT PTX from a newer toolkit.
     bad = check(matrix, tensorflow="2.16.1", gpu="NVIDIA H100 80GB HBM3", driver="535.104.05")
-    assert severity(bad, R.WHEEL_ARCH) == "error"
+    assert severity(bad, WHEEL_ARCH_ID) == "error"
 
 
 # (torch, os, driver, expected driver.cuda) — the variant's CUDA vs Table 3/2.
@@ -79,13 +83,13 @@ TORCH_DRIVER = [
     ids=[f"torch{t}-{o}-{d}" for t, o, d, _ in TORCH_DRIVER],
 )
 def test_torch_driver(matrix, torch: str, os: str, driver: str, expected: Optional[str]) -> None:  # type: ignore[no-untyped-def]
-    assert severity(check(matrix, torch=torch, os=os, driver=driver), R.DRIVER_CUDA) == expected
+    assert severity(check(matrix, torch=torch, os=os, driver=driver), DRIVER_CUDA) == expected
 
 
 def test_old_driver_fix_offers_a_variant_it_runs(matrix) -> None:  # type: ignore[no-untyped-def]
     # Issue 13: a plain `torch==2.1.0` over an installed 2.1.0+cu121 is "Requirement already satisfied"; the fix
     # reinstalls the exact local variant.
-    f = by_id(check(matrix, torch="2.1.0+cu121", driver="470.82.01"), R.DRIVER_CUDA)[0]
+    f = by_id(check(matrix, torch="2.1.0+cu121", driver="470.82.01"), DRIVER_CUDA)[0]
     assert (
         f.fixes[0].command
         == "pip install --force-reinstall torch==2.1.0+cu118 --index-url https://download.pytorch.org/whl/cu118"
@@ -110,7 +114,7 @@ TORCH_PYTHON = [
     ("torch", "py", "expected"), TORCH_PYTHON, ids=[f"torch{t}-py{p}" for t, p, _ in TORCH_PYTHON]
 )
 def test_torch_python(matrix, torch: str, py: str, expected: Optional[str]) -> None:  # type: ignore[no-untyped-def]
-    assert severity(check(matrix, torch=torch, python=py), R.PYTHON_FRAMEWORK) == expected
+    assert severity(check(matrix, torch=torch, python=py), PYTHON_FRAMEWORK) == expected
 
 
 # Which variant a bare version means (PyPI's Linux wheel, from its nvidia-* pins).
@@ -129,32 +133,32 @@ PYPI_DEFAULT = [
 
 @pytest.mark.parametrize(("torch", "tag"), PYPI_DEFAULT, ids=[t for t, _ in PYPI_DEFAULT])
 def test_torch_bare_version_is_pypi_default(matrix, torch: str, tag: str) -> None:  # type: ignore[no-untyped-def]
-    f = by_id(check(matrix, torch=torch), R.TORCH_VARIANT)
+    f = by_id(check(matrix, torch=torch), TORCH_VARIANT)
     assert f and f[0].severity == "info" and f"the {tag} build" in f[0].title
 
 
 def test_unknown_variant_is_an_error(matrix) -> None:  # type: ignore[no-untyped-def]
     report = check(matrix, torch="2.5.1+cu999")
-    assert severity(report, R.TORCH_VARIANT) == "error"
-    assert "cu124" in by_id(report, R.TORCH_VARIANT)[0].message
+    assert severity(report, TORCH_VARIANT) == "error"
+    assert "cu124" in by_id(report, TORCH_VARIANT)[0].message
 
 
 def test_cpu_build_with_gpu(matrix) -> None:  # type: ignore[no-untyped-def]
-    assert severity(check(matrix, torch="2.5.1+cpu", gpu="RTX 4090"), R.CPU_BUILD) == "error"
-    assert severity(check(matrix, torch="2.5.1", os="windows", gpu="RTX 4090"), R.CPU_BUILD) == "error"
-    assert severity(check(matrix, torch="2.5.1+cpu", require_gpu=True), R.CPU_BUILD) == "error"
+    assert severity(check(matrix, torch="2.5.1+cpu", gpu="RTX 4090"), CPU_BUILD) == "error"
+    assert severity(check(matrix, torch="2.5.1", os="windows", gpu="RTX 4090"), CPU_BUILD) == "error"
+    assert severity(check(matrix, torch="2.5.1+cpu", require_gpu=True), CPU_BUILD) == "error"
     no_gpu_known = check(matrix, torch="2.5.1+cpu")
-    assert severity(no_gpu_known, R.CPU_BUILD) is None and skipped(no_gpu_known, R.CPU_BUILD)
+    assert severity(no_gpu_known, CPU_BUILD) is None and skipped(no_gpu_known, CPU_BUILD)
 
 
 def test_one_root_cause_one_error(matrix) -> None:  # type: ignore[no-untyped-def]
     # TF 2.17 on a Maxwell card: wheel.arch names it; the matching known issue must not repeat it.
     report = check(matrix, tensorflow="2.17.0", cc="5.2")
     errors = [f for f in report.findings if f.severity == "error"]
-    assert [f.id for f in errors] == [R.WHEEL_ARCH]
+    assert [f.id for f in errors] == [WHEEL_ARCH_ID]
 
 
 def test_cuda_wheel_on_macos_is_an_error(matrix) -> None:  # type: ignore[no-untyped-def]
     # PyTorch's "Get started" matrix: macOS binaries are CPU/MPS only.
-    assert severity(check(matrix, torch="2.5.1+cu124", os="macos"), R.TORCH_VARIANT) == "error"
-    assert severity(check(matrix, torch="2.5.1", os="macos"), R.TORCH_VARIANT) is None
+    assert severity(check(matrix, torch="2.5.1+cu124", os="macos"), TORCH_VARIANT) == "error"
+    assert severity(check(matrix, torch="2.5.1", os="macos"), TORCH_VARIANT) is None

@@ -17,7 +17,7 @@ from typing import Optional
 import pytest
 from packaging.version import Version
 
-from compat import resolver as R
+from compat.checks.cudnn import CUDNN_ARCH, CUDNN_CUDA, CUDNN_DRIVER
 from compat.matrix import Matrix
 from tests.core.helpers import check, severity, skipped
 
@@ -55,9 +55,9 @@ def test_filled_rows_answer(
     e_drv: Optional[str],
 ) -> None:
     report = check(matrix, cudnn=cudnn, cuda=cuda, cc=cc, driver=driver)
-    assert severity(report, R.CUDNN_CUDA) == e_cuda
-    assert severity(report, R.CUDNN_ARCH) == e_arch
-    assert severity(report, R.CUDNN_DRIVER) == e_drv
+    assert severity(report, CUDNN_CUDA) == e_cuda
+    assert severity(report, CUDNN_ARCH) == e_arch
+    assert severity(report, CUDNN_DRIVER) == e_drv
 
 
 def test_891_cells_as_nvidia_prints_them(matrix: Matrix) -> None:
@@ -85,6 +85,6 @@ def test_unread_releases_stay_unknown(matrix: Matrix, missing: str) -> None:
     """No NVIDIA table gave these rows' CUDA flavours: not in the matrix, and every cuDNN check skips."""
     assert matrix.cudnn_release(Version(missing)) is None
     report = check(matrix, cudnn=missing, cuda="11.2", cc="8.0", driver="470.82.01")
-    for check_id in (R.CUDNN_CUDA, R.CUDNN_ARCH, R.CUDNN_DRIVER):
+    for check_id in (CUDNN_CUDA, CUDNN_ARCH, CUDNN_DRIVER):
         assert severity(report, check_id) is None
         assert skipped(report, check_id)

@@ -8,6 +8,7 @@ from typing import Optional
 from compat.facts import FACT_PARSERS, Facts, apply_flags, make_fact
 from compat.findings import Finding, Report
 from compat.matrix import Matrix
+from compat.pipeline.check import check_stack
 from compat.resolver import resolve
 
 RANK = {"info": 0, "warning": 1, "error": 2}
@@ -45,7 +46,7 @@ def closure_failures(
     """Every fix with `changes`: applied through the `compat check` flags, its finding is gone (nothing with the
     same id and subject at the same or a worse severity) and no new error appears."""
     if before is None:
-        before = resolve(facts, m, require_gpu=require_gpu)
+        before = check_stack(facts, m, require_gpu=require_gpu)
     had_errors = {(f.id, subject(f)) for f in before.findings if f.severity == "error"}
     for f in before.findings:
         for fix in f.fixes:

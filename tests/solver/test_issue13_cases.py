@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from compat.facts import make_fact
 from compat.findings import Finding
-from compat.resolver import resolve
+from compat.pipeline.check import check_stack
 from compat.suggest import suggest
 from tests.solver.sweep import closure_failures, facts_of
 
@@ -18,7 +18,7 @@ def _finding(report, fid: str) -> Finding:  # type: ignore[no-untyped-def]
 
 def test_cpu_wheel_of_the_same_version_is_reinstalled_with_its_exact_pin(matrix) -> None:  # type: ignore[no-untyped-def]
     facts = facts_of(torch="2.13.0+cpu", driver="580.65.06", gpu="RTX 4090", python="3.12")
-    f = _finding(resolve(facts, matrix), "framework.cpu-build")
+    f = _finding(check_stack(facts, matrix), "framework.cpu-build")
     fix = f.fixes[0]
     # A plain `pip install torch==2.13.0 --index-url …/cu130` answers "Requirement already satisfied".
     assert fix.command == (
@@ -30,7 +30,7 @@ def test_cpu_wheel_of_the_same_version_is_reinstalled_with_its_exact_pin(matrix)
 
 def test_another_cuda_variant_of_the_installed_version_is_reinstalled(matrix) -> None:  # type: ignore[no-untyped-def]
     facts = facts_of(torch="2.1.0+cu121", driver="470.82.01")
-    f = _finding(resolve(facts, matrix), "driver.cuda")
+    f = _finding(check_stack(facts, matrix), "driver.cuda")
     assert f.fixes[0].command == (
         "pip install --force-reinstall torch==2.1.0+cu118 --index-url https://download.pytorch.org/whl/cu118"
     )
@@ -42,7 +42,7 @@ def test_tensorflow_cpu_is_uninstalled_before_the_cuda_build(matrix) -> None:  #
     facts = facts.with_values(
         {"tf_build": make_fact("tf_build", "cpu", "installed distribution tensorflow-cpu")}
     )
-    f = _finding(resolve(facts, matrix), "framework.cpu-build")
+    f = _finding(check_stack(facts, matrix), "framework.cpu-build")
     assert (
         f.fixes[0].command == "pip uninstall -y tensorflow-cpu && pip install 'tensorflow[and-cuda]==2.21.0'"
     )
@@ -52,10 +52,10 @@ def test_tensorflow_cpu_is_uninstalled_before_the_cuda_build(matrix) -> None:  #
 def test_the_installer_is_respected(matrix) -> None:  # type: ignore[no-untyped-def]
     base = facts_of(torch="2.1.0+cu121", driver="470.82.01")
     uv = base.with_values({"installer": make_fact("installer", "uv", "torch's INSTALLER file")})
-    cmd = _finding(resolve(uv, matrix), "driver.cuda").fixes[0].command or ""
+    cmd = _finding(check_stack(uv, matrix), "driver.cuda").fixes[0].command or ""
     assert cmd.startswith("uv pip install --reinstall-package torch torch==2.1.0+cu118 ")
     conda = base.with_values({"installer": make_fact("installer", "conda", "torch's INSTALLER file")})
-    assert (_finding(resolve(conda, matrix), "driver.cuda").fixes[0].command or "").startswith(
+    assert (_finding(check_stack(conda, matrix), "driver.cuda").fixes[0].command or "").startswith(
         "python -m pip install --force-reinstall torch==2.1.0+cu118"
     )
 
@@ -65,7 +65,7 @@ def test_the_installer_is_respected(matrix) -> None:  # type: ignore[no-untyped-
 
 def test_python_fix_for_pascal_on_535_is_a_release_check_accepts(matrix) -> None:  # type: ignore[no-untyped-def]
     facts = facts_of(torch="2.4.0", python="3.13", driver="535.104.05", gpu="GTX 1080")
-    f = _finding(resolve(facts, matrix), "python.framework")
+    f = _finding(check_stack(facts, matrix), "python.framework")
     changes = [x.change_map for x in f.fixes if x.change_map]
     assert changes[0] == {"torch": "2.5.1+cu121"}  # the nearest newer minor with cp313 wheels that runs here
     assert {"python": "3.12"} in changes
@@ -75,14 +75,14 @@ def test_python_fix_for_pascal_on_535_is_a_release_check_accepts(matrix) -> None
 
 def test_tensorflow_fix_on_a_cuda_11_driver_does_not_need_cuda_12(matrix) -> None:  # type: ignore[no-untyped-def]
     facts = facts_of(tensorflow="2.13", python="3.12", driver="470.82.01")
-    f = _finding(resolve(facts, matrix), "python.framework")
+    f = _finding(check_stack(facts, matrix), "python.framework")
     assert all(x.change_map.get("tensorflow") != "2.21.0" for x in f.fixes)
     assert not list(closure_failures(matrix, facts, "tf 2.13 py3.12 470"))
 
 
 def test_cpu_build_on_535_gets_the_same_release_not_a_downgrade(matrix) -> None:  # type: ignore[no-untyped-def]
     facts = facts_of(torch="2.13.0+cpu", driver="535.104.05", gpu="RTX 4090", python="3.12")
-    f = _finding(resolve(facts, matrix), "framework.cpu-build")
+    f = _finding(check_stack(facts, matrix), "framework.cpu-build")
     first = f.fixes[0].change_map["torch"]
     assert first.startswith("2.13.0+cu")  # not 2.7.1+cu118
     assert not list(closure_failures(matrix, facts, "cpu on 535"))
@@ -94,7 +94,7 @@ def test_cpu_build_on_535_gets_the_same_release_not_a_downgrade(matrix) -> None:
 def _check_of(matrix, facts, changes):  # type: ignore[no-untyped-def]
     from compat.facts import apply_flags
 
-    return resolve(apply_flags(facts, changes), matrix)
+    return check_stack(apply_flags(facts, changes), matrix)
 
 
 def test_suggest_on_535_and_4090_passes_check_without_warning(matrix) -> None:  # type: ignore[no-untyped-def]
@@ -124,14 +124,14 @@ def test_what_blocks_newer_names_cu118_builds_for_2_1_to_2_7(matrix) -> None:  #
 
 def test_toolkit_fix_for_ada_on_cuda_11_7_is_11_8(matrix) -> None:  # type: ignore[no-untyped-def]
     facts = facts_of(cuda="11.7", gpu="RTX 4090", driver="535.104.05")
-    f = _finding(resolve(facts, matrix), "toolkit.arch")
+    f = _finding(check_stack(facts, matrix), "toolkit.arch")
     assert f.fixes[0].change_map == {"cuda": "11.8"} and f.fixes[0].kind == "manual"
     assert not list(closure_failures(matrix, facts, "11.7 on 4090"))
 
 
 def test_toolkit_fix_matches_the_framework_cuda_major(matrix) -> None:  # type: ignore[no-untyped-def]
     facts = facts_of(cuda="11.7", gpu="RTX 4090", driver="580.65.06", torch="2.4.0+cu121")
-    f = _finding(resolve(facts, matrix), "toolkit.arch")
+    f = _finding(check_stack(facts, matrix), "toolkit.arch")
     assert f.fixes[0].change_map == {"cuda": "12.0"}
 
 

@@ -5,7 +5,7 @@
 Each report is what `compat doctor --json` prints, produced by the doctor's own code path: gather_facts() with the
 fake NVML backend of tests/doctor/fakes.py serving the recorded H100 (tests/data/doctor/nvml/h100-580.159.04.json,
 here as eight boards) plus COMPAT_OVERRIDE_* for the rest of the stack, the kernel-log parser on a recorded log,
-resolve() with the doctor's checks, and the smoke job's own smoke_findings(). Only the machine-specific noise of the
+check_stack() with the doctor's checks, and the smoke job's own smoke_findings(). Only the machine-specific noise of the
 generating host is replaced (its kernel log, which has nothing to do with these nodes).
 """
 
@@ -27,7 +27,7 @@ from compat.probes import gather_facts  # noqa: E402
 from compat.probes.checks import doctor_checks  # noqa: E402
 from compat.probes.health import parse_log  # noqa: E402
 from compat.render import dumps  # noqa: E402
-from compat.resolver import resolve  # noqa: E402
+from compat.pipeline.check import check_stack  # noqa: E402
 from compat.smoke import SmokeResult, smoke_findings  # noqa: E402
 from tests.doctor.fakes import FakeNvml, data, env_with  # noqa: E402
 
@@ -86,7 +86,7 @@ def report(
 
     facts = replace(facts, probes=probes)
     m = get_matrix(str(ROOT / "matrix"))
-    rep = resolve(facts, m, extra_checks=doctor_checks)
+    rep = check_stack(facts, m, extra_checks=doctor_checks)
     if smoke is None:
         rep.skipped.append(Skip("smoke", "--no-smoke"))
     else:
