@@ -138,7 +138,7 @@ def test_snapshot_and_run_verdict_documents_validate(run: Any, tmp_path: Path, b
         (ROOT / "examples" / "snapshot-a100-cu121-driver470.json").read_text(encoding="utf-8")
     )
     assert problems("snapshot", example) == []
-    from compat.output.records import RunVerdictDocument
+    from compat.record.verdict_document import RunVerdictDocument
 
     doc = RunVerdictDocument(
         {
