@@ -356,7 +356,7 @@ def _guard(
         wanted = set(frameworks)
         tagged = [(f, fw) for f, fw in tagged if not fw or wanted.intersection(fw)]
     if ignore:
-        from compat.checks.registry import matches  # the one id matcher (--ignore, [tool.compat], ignore=)
+        from compat.selection import matches  # the one id matcher (--ignore, [tool.compat], ignore=)
 
         tagged = [(f, fw) for f, fw in tagged if not matches(f.id, ignore)]
     findings = [f for f, _ in tagged]

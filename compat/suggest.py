@@ -447,28 +447,3 @@ def suggest_jax(ctx: Ctx, facts: Facts, want_gpu: bool) -> tuple[Optional[Pick],
     return Pick(
         r.version, f"cuda{major}", install_command(r, major), reason, {"jax": f"{r.version}+cuda{major}"}
     ), None
-
-
-def render_suggestion(s: Suggestion) -> str:
-    lines = []
-    for name, pick in (("PyTorch", s.torch), ("TensorFlow", s.tensorflow), ("JAX", s.jax)):
-        key = {"PyTorch": "torch", "TensorFlow": "tensorflow", "JAX": "jax"}[name]
-        if name == "JAX" and pick is None and key not in s.unavailable:
-            continue
-        if pick is None:
-            lines.append(f"{name}: no release works here — {s.unavailable.get(key, 'unknown')}")
-            if key in s.manual:
-                lines.append(f"  {s.manual[key]}")
-            continue
-        lines.append(
-            f"{name} {pick.version}" + (f" ({pick.variant})" if pick.variant else "") + f": {pick.reason}"
-        )
-        lines.append(f"  $ {pick.command}")
-        for w in pick.warnings:
-            lines.append(f"  (compat check warns: {w})")
-    if s.blocked:
-        lines.append("")
-        lines.append("What blocks anything newer:")
-        for b in s.blocked:
-            lines.append(f"  - {b['what']}: {b['why']}")
-    return "\n".join(lines) + "\n"

@@ -52,6 +52,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "analysis",
         (
             "compat.suggest",
+            "compat.suggest_document",
             "compat.explain",
             "compat.dockerfile",
             "compat.sources",

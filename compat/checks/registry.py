@@ -11,9 +11,7 @@ Requirements are strings:
 - ``"check:NAME"``: the named check must have run without an error finding;
 - ``"probe:NAME"``: the context's ``has_probe(NAME)`` must be true (doctor probes).
 
-Selection (``--select``/``--ignore``, ``[tool.compat]``, the guard's ``ignore=``) matches finding ids by
-prefix with `matches`: ``"driver"`` selects ``driver.cuda`` and ``driver.gpu-support``; ``"driver.cuda"``
-selects only itself and its sub-ids (``driver.cuda.x``), never ``driver.cudax``.
+`run_checks` keeps the findings that `compat.selection.selected` keeps (``--select``/``--ignore``).
 """
 
 from __future__ import annotations
@@ -26,6 +24,7 @@ from typing import Any, Literal, Protocol, TypeVar, Union
 
 from compat._record import record
 from compat.findings import Finding, Skip
+from compat.selection import selected
 
 EntryPoint = Literal["check", "doctor", "dockerfile", "guard", "explain", "smoke", "run"]
 ENTRY_POINTS: tuple[EntryPoint, ...] = ("check", "doctor", "dockerfile", "guard", "explain", "smoke", "run")
@@ -125,24 +124,6 @@ def register(spec: CheckSpec) -> None:
 def declared_ids() -> dict[str, str]:
     """Every declared finding id → the check that declares it."""
     return dict(_DECLARED_IDS)
-
-
-def matches(finding_id: str, patterns: Iterable[str]) -> bool:
-    """True when `finding_id` equals a pattern or lies under it (dotted prefix, or a pattern ending in '.')."""
-    for p in patterns:
-        p = p.strip()
-        if not p:
-            continue
-        if finding_id == p or finding_id.startswith(p if p.endswith(".") else p + "."):
-            return True
-    return False
-
-
-def selected(finding_id: str, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> bool:
-    """The one selection rule: in `select` (or no select given) and not in `ignore`."""
-    if select and not matches(finding_id, select):
-        return False
-    return not matches(finding_id, ignore)
 
 
 @record(frozen=False)

@@ -90,7 +90,7 @@ def run_explain(
         diags = [replace(d, facts={**d.facts, "cross_check": note}) for d in scanner.diagnoses()]
     else:
         diags = finish(scanner, facts, m)
-    from compat.output.documents import ExplainDocument
+    from compat.explain.document import ExplainDocument
     from compat.output.options import select_diagnoses
 
     source = "<stdin>" if file in (None, "-") else str(file)

@@ -60,8 +60,8 @@ def register(app: typer.Typer) -> None:
         if not (timeout > 0 and math.isfinite(timeout)):
             raise InputError(f"--timeout must be a positive number of seconds, got {timeout:g}")
         from compat.fleet.cluster import collect
+        from compat.fleet.document import FleetDocument
         from compat.fleet.report import build_fleet
-        from compat.output.documents import FleetDocument
         from compat.output.options import select_nodes
         from compat.progress import Progress
 
@@ -96,7 +96,7 @@ def register(app: typer.Typer) -> None:
         from compat.fleet.report import build_fleet
 
         inputs, duplicates = merge_inputs(reports)
-        from compat.output.documents import FleetDocument
+        from compat.fleet.document import FleetDocument
         from compat.output.options import select_nodes
 
         doc = build_fleet(select_nodes(inputs, opts), source="files", duplicates=duplicates)

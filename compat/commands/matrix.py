@@ -218,29 +218,6 @@ def _framework_key(
     return rel.raw
 
 
-def _lines(doc: dict[str, Any], title: str) -> list[str]:
-    out = [title]
-    for k in sorted(doc):
-        v = doc[k]
-        if isinstance(v, list) and v and isinstance(v[0], dict):
-            out.append(f"  {k}:")
-            for item in v:
-                out.append(
-                    "    - "
-                    + ", ".join(
-                        f"{ik}={iv if not isinstance(iv, list) else ' '.join(map(str, iv))}"
-                        for ik, iv in item.items()
-                    )
-                )
-        elif isinstance(v, dict):
-            out.append(f"  {k}: " + ", ".join(f"{ik}={iv}" for ik, iv in v.items()))
-        elif isinstance(v, list):
-            out.append(f"  {k}: {', '.join(map(str, v))}")
-        else:
-            out.append(f"  {k}: {v}")
-    return out
-
-
 EXAMPLE_KEYS = {
     "cuda": "12.4",
     "gpu": "'RTX 4090'",
@@ -320,7 +297,7 @@ def register(app: typer.Typer) -> None:
                 opts = options(fmt, json_out)
                 m = load(matrix)
                 key = _framework_key(m, subject, key, newest_default, oldest_for_python, python)
-                from compat.output.records import MatrixRowDocument
+                from compat.output.matrix_row import MatrixRowDocument
 
                 raise typer.Exit(emit_document(MatrixRowDocument(subject, fn(m, key), label), opts))
 

@@ -68,8 +68,8 @@ def register(app: typer.Typer) -> None:
         Example: compat smoke --framework torch --device cuda --amp
         """
         from compat.errors import InputError
-        from compat.output.documents import SmokeDocument
         from compat.smoke import SmokeOptions, run_smoke
+        from compat.smoke.document import SmokeDocument
         from compat.target import find_target
 
         opts = output_options(fmt, json_out)

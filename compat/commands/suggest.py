@@ -53,8 +53,8 @@ def register(app: typer.Typer) -> None:
 
         Example: compat suggest --driver 535.104.05 --gpu "RTX 4090"
         """
-        from compat.output.documents import SuggestionDocument
         from compat.suggest import suggest
+        from compat.suggest_document import SuggestionDocument
 
         opts = options(fmt, json_out)
         m = load(matrix)

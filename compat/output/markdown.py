@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from compat.output.documents import Document, Item
 
 _MARK = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
@@ -63,23 +61,10 @@ def generic_markdown(document: Document) -> str:
     return "\n".join(out)
 
 
-def _doctor_hook() -> Any:
-    """`compat.report_markdown.doctor_markdown` when that module exists (the doctor's own report), else None."""
-    import importlib
-
-    try:
-        module = importlib.import_module("compat.report_markdown")
-    except ModuleNotFoundError as exc:
-        if exc.name != "compat.report_markdown":
-            raise
-        return None
-    return getattr(module, "doctor_markdown", None)
-
-
 def render_markdown(document: Document) -> str:
-    if document.kind == "doctor":
-        hook = _doctor_hook()
-        if hook is not None:
-            text = str(hook(document.to_json(), redact=False))
-            return text if text.endswith("\n") else text + "\n"
+    if document.kind == "doctor":  # the doctor's own report (also `compat report`)
+        from compat.report_markdown import doctor_markdown
+
+        text = doctor_markdown(document.to_json(), redact=False)
+        return text if text.endswith("\n") else text + "\n"
     return generic_markdown(document)

@@ -7,7 +7,7 @@ pyproject.toml: the same lists in both places, the command line wins.
     fail-on = "warning"              # error | warning
     format = "markdown"              # text | json | markdown | sarif | github
 
-Selection uses `compat.checks.registry.matches`, the one id-prefix matcher (also the guard's `ignore=`).
+Selection uses `compat.selection.selected`, the one id-prefix rule (also the checks' and the guard's `ignore=`).
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Protocol, TypeVar
 
 from compat._record import record
 from compat.errors import InputError
 from compat.output import FORMATS
+from compat.selection import selected
 
 if TYPE_CHECKING:
-    from compat.explain import Diagnosis
     from compat.findings import Report
 
 FAIL_ON = ("error", "warning")
@@ -154,22 +154,28 @@ def select_report(report: Report, opts: OutputOptions) -> Report:
     """The report with only the selected findings (the verdict follows)."""
     if not (opts.select or opts.ignore):
         return report
-    from compat.checks.registry import selected
-
     report.findings[:] = [f for f in report.findings if selected(f.id, opts.select, opts.ignore)]
     return report
+
+
+class Categorized(Protocol):
+    """What `select_diagnoses` reads of a diagnosis (`compat.explain.Diagnosis`): its category."""
+
+    @property
+    def category(self) -> str: ...
+
+
+D = TypeVar("D", bound=Categorized)
 
 
 def _explain_patterns(patterns: Sequence[str]) -> tuple[str, ...]:
     return tuple(p if p == "explain" or p.startswith("explain.") else f"explain.{p}" for p in patterns)
 
 
-def select_diagnoses(diags: Sequence[Diagnosis], opts: OutputOptions) -> list[Diagnosis]:
+def select_diagnoses(diags: Sequence[D], opts: OutputOptions) -> list[D]:
     """Diagnoses whose id `explain.<category>` (or bare category) is selected."""
     if not (opts.select or opts.ignore):
         return list(diags)
-    from compat.checks.registry import selected
-
     sel, ign = _explain_patterns(opts.select), _explain_patterns(opts.ignore)
     return [d for d in diags if selected(f"explain.{d.category}", sel, ign)]
 
@@ -178,8 +184,6 @@ def select_node_doc(doc: Mapping[str, Any], opts: OutputOptions) -> Mapping[str,
     """A node's doctor report with only the selected findings, its verdict recomputed from them."""
     if not (opts.select or opts.ignore) or not isinstance(doc.get("findings"), list):
         return doc
-    from compat.checks.registry import selected
-
     kept = [
         f
         for f in doc["findings"]

@@ -149,9 +149,8 @@ def load(
 
 def _compat_root() -> str:
     """The directory that holds the compat package this kernel imported (so the watcher runs the same code)."""
-    import compat
-
-    return os.path.dirname(os.path.dirname(os.path.abspath(compat.__file__)))
+    # This module is compat/record/notebook.py of that package: three levels up is the directory that holds it.
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def explain_last(
@@ -160,7 +159,7 @@ def explain_last(
     """`compat explain --last`: the verdict of the newest record (a run, a watch or a notebook kernel)."""
     from compat.errors import InputError
     from compat.output.emit import emit
-    from compat.output.records import RunVerdictDocument
+    from compat.record.verdict_document import RunVerdictDocument
     from compat.schema_version import SCHEMA_VERSION
 
     found = store.latest(environ)

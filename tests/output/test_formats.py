@@ -195,7 +195,7 @@ def test_markdown_escapes_untrusted_text() -> None:
     assert _fence("a ``` b", "sh")[0] == "````sh"
 
 
-def test_doctor_markdown_uses_report_markdown_when_it_exists(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_doctor_markdown_is_report_markdown(monkeypatch: pytest.MonkeyPatch) -> None:
     from compat.findings import Report
     from compat.output.documents import ReportDocument
     from compat.output.markdown import render_markdown
@@ -216,34 +216,6 @@ def test_doctor_markdown_uses_report_markdown_when_it_exists(monkeypatch: pytest
     assert render_markdown(ReportDocument(Report([], [], {}, "x"), kind="report")).startswith(
         "# compat check"
     )
-
-
-def test_doctor_markdown_falls_back_only_when_that_module_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    import importlib
-
-    from compat.findings import Report
-    from compat.output.documents import ReportDocument
-    from compat.output.markdown import render_markdown
-
-    doc = ReportDocument(Report([], [], {}, "2026-11-22"), title="compat doctor", kind="doctor")
-    real = importlib.import_module
-
-    def missing(name: str, *a: Any) -> Any:
-        if name == "compat.report_markdown":
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return real(name, *a)
-
-    monkeypatch.setattr(importlib, "import_module", missing)
-    assert render_markdown(doc).startswith("# compat doctor\n")
-
-    def broken(name: str, *a: Any) -> Any:
-        if name == "compat.report_markdown":
-            raise ModuleNotFoundError("No module named 'markdown_it'", name="markdown_it")
-        return real(name, *a)
-
-    monkeypatch.setattr(importlib, "import_module", broken)
-    with pytest.raises(ModuleNotFoundError):
-        render_markdown(doc)
 
 
 @pytest.mark.parametrize("fmt", ["markdown", "sarif", "github"])

@@ -49,6 +49,32 @@ def test_every_kind_has_a_valid_schema_and_no_other_schema_exists() -> None:
         assert s["$id"].endswith(f"/{kind}.schema.json")
 
 
+def test_every_document_class_has_a_kind_with_a_schema() -> None:
+    # Each stage owns its document; the output layer knows the kinds by name only (KINDS).
+    from compat.explain.document import ExplainDocument
+    from compat.findings import Report
+    from compat.fleet.document import FleetDocument
+    from compat.output.documents import Document, ReportDocument
+    from compat.output.matrix_row import MatrixRowDocument
+    from compat.record.verdict_document import RunVerdictDocument
+    from compat.smoke.document import SmokeDocument
+    from compat.smoke.result import SmokeResult
+    from compat.suggest import Suggestion
+    from compat.suggest_document import SuggestionDocument
+
+    docs: list[Document] = [
+        ReportDocument(Report([], [], {}, "x")),
+        ExplainDocument([]),
+        SmokeDocument(SmokeResult("skipped", None)),
+        SmokeDocument(SmokeResult("skipped", None), distributed=True),
+        FleetDocument({}),
+        SuggestionDocument(Suggestion(None, None)),
+        RunVerdictDocument({}),
+        *(MatrixRowDocument(s, {}) for s in ("cuda", "gpu", "cudnn", "torch", "tensorflow", "jax")),
+    ]
+    assert all(d.kind in KINDS for d in docs)
+
+
 def test_the_generator_wrote_what_is_committed() -> None:
     import importlib.util
 
@@ -138,7 +164,7 @@ def test_snapshot_and_run_verdict_documents_validate(run: Any, tmp_path: Path, b
         (ROOT / "examples" / "snapshot-a100-cu121-driver470.json").read_text(encoding="utf-8")
     )
     assert problems("snapshot", example) == []
-    from compat.output.records import RunVerdictDocument
+    from compat.record.verdict_document import RunVerdictDocument
 
     doc = RunVerdictDocument(
         {

@@ -135,9 +135,9 @@ def test_no_pyproject_and_other_tools_tables_change_nothing(run: Any, in_tmp: Pa
 
 
 def test_the_selection_is_the_one_matcher_the_guard_uses() -> None:
-    from compat.checks.registry import matches
     from compat.findings import Finding, Report
     from compat.output.options import OutputOptions, select_report
+    from compat.selection import matches
 
     fids = [
         "driver.cuda",

@@ -1,5 +1,4 @@
-"""Documents of the look-up commands: a matrix row (`compat matrix KIND KEY`) and the verdict of the last recorded
-run (`compat explain --last`). The other documents are in compat.output.documents."""
+"""The document of `compat explain --last`: the verdict of the last recorded run (compat run / watch / notebook)."""
 
 from __future__ import annotations
 
@@ -8,41 +7,7 @@ from typing import IO, Any
 
 from compat._record import record
 from compat.errors import EXIT_INCOMPATIBLE, EXIT_OK
-from compat.output.documents import Document, Item, _fix_pairs
-
-
-@record(frozen=False)
-class MatrixRowDocument(Document):
-    """`compat matrix cuda|gpu|cudnn|torch|tensorflow|jax KEY`: one row of the matrix."""
-
-    subject: str
-    row: dict[str, Any]
-    label: str = ""
-
-    @property
-    def kind(self) -> str:  # type: ignore[override]
-        return f"matrix-{self.subject}"
-
-    @property
-    def title(self) -> str:  # type: ignore[override]
-        return f"{self.label or self.subject} {self.row.get('version') or self.row.get('name')}"
-
-    def to_json(self) -> dict[str, Any]:
-        return self.row
-
-    def text(self, stream: IO[str]) -> str:
-        from compat.commands.matrix import _lines
-
-        return "\n".join(_lines(self.row, self.title)) + "\n"
-
-    def verdict(self) -> str:
-        return "ok"
-
-    def summary(self) -> list[tuple[str, str]]:
-        return [(k, _cell(v)) for k, v in self.row.items() if not isinstance(v, (list, dict))]
-
-    def exit_code(self, fail_on: str) -> int:
-        return EXIT_OK
+from compat.output.documents import Document, Item, fix_pairs
 
 
 @record(frozen=False)
@@ -74,7 +39,7 @@ class RunVerdictDocument(Document):
                     str(f.get("severity") or "error"),
                     str(f.get("title") or ""),
                     str(f.get("message") or ""),
-                    fixes=_fix_pairs(f.get("fixes") or []),
+                    fixes=fix_pairs(f.get("fixes") or []),
                     where=str(self.doc.get("record")),
                 )
                 for f in found
@@ -97,7 +62,3 @@ class RunVerdictDocument(Document):
 
     def exit_code(self, fail_on: str) -> int:
         return EXIT_OK if self._verdict().get("outcome") == "ok" else EXIT_INCOMPATIBLE
-
-
-def _cell(v: Any) -> str:
-    return "-" if v is None else str(v)
