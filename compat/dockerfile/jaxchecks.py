@@ -10,14 +10,13 @@ from collections.abc import Iterator
 
 from packaging.version import InvalidVersion, Version
 
-from compat.dockerfile import installs as ins
+from compat.dockerfile.actions import Install, where
 from compat.dockerfile.jaxinstall import (
-    _CUDA_EXTRA,
-    _JAXLIB_LABEL,
+    CUDA_EXTRA,
     JAX_CPU,
     JAX_DOC,
+    JAXLIB_LABEL,
     _cmd,
-    _where,
     fix_line,
     table_of,
 )
@@ -36,11 +35,11 @@ from compat.matrix import Matrix
 
 
 def _missing_extra(
-    st: Stage, m: Matrix, facts: Facts, view: JaxView, rel: JaxRelease, extra: str, inst: ins.Install
+    st: Stage, m: Matrix, facts: Facts, view: JaxView, rel: JaxRelease, extra: str, inst: Install
 ) -> Finding:
     line = view.line
-    cuda = _CUDA_EXTRA.match(extra)
-    have = ", ".join(e for e in rel.extras if _CUDA_EXTRA.match(e)) or "none"
+    cuda = CUDA_EXTRA.match(extra)
+    have = ", ".join(e for e in rel.extras if CUDA_EXTRA.match(e)) or "none"
     fixes: list[Fix] = []
     if cuda is not None:
         want = int(cuda.group(1)) if cuda.group(1) else rel.cuda_extra
@@ -70,7 +69,7 @@ def _missing_extra(
         JAX_EXTRA,
         "error" if cpu else "warning",
         f"jax {rel.version} has no extra '{extra}'" + (": JAX will run on the CPU" if cpu else ""),
-        f"{_where(inst, line)} asks for jax[{extra}], but jax {rel.version} declares no such extra (its CUDA "
+        f"{where(inst, line)} asks for jax[{extra}], but jax {rel.version} declares no such extra (its CUDA "
         f'extras: {have}). pip installs jax anyway with only the warning "jax {rel.version} does not provide the '
         f"extra '{extra}'\""
         + (
@@ -137,7 +136,7 @@ def brings_cuda(m: Matrix, label: str) -> bool:
         v = Version(label)
     except InvalidVersion:
         return False
-    lm = _JAXLIB_LABEL.match(v.local or "")
+    lm = JAXLIB_LABEL.match(v.local or "")
     rel = table.release(v) if table is not None else None
     if lm is None or rel is None:
         return False
