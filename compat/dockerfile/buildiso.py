@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 
 from compat.dockerfile.model import BUILD_ISOLATION, Event, Stage
 from compat.findings import Finding, Fix
+from compat.installcmd import no_isolation_command
 
 # name as pip normalises it (or a source URL pattern) -> the public report of the failure
 NEEDS_TORCH_AT_BUILD: tuple[tuple[re.Pattern[str], str, str], ...] = (
@@ -71,7 +72,7 @@ def check(st: Stage) -> Iterator[Finding]:
             (
                 Fix(
                     "Build against the image's torch (install torch, packaging, ninja and wheel first)",
-                    f"pip install --no-build-isolation {ev.version}",
+                    no_isolation_command(ev.version or ev.what),
                 ),
             ),
             {"package": ev.what, "stage": st.label},

@@ -18,7 +18,7 @@ from compat.dockerfile.model import (
     TorchState,
 )
 from compat.findings import Finding, Fix
-from compat.installcmd import Installer, torch_command
+from compat.installcmd import PIP, pin_command, torch_command
 from compat.matrix import Matrix, TorchRelease
 from compat.resolver import driver_requirement
 
@@ -155,7 +155,7 @@ def _torch_tag_fixes(m: Matrix, rel: TorchRelease, tag: str) -> tuple[Fix, ...]:
         fixes.append(
             Fix(
                 f"Use an index torch {rel.raw} is published on ({v.tag})",
-                torch_command(rel, v, "linux", Installer("pip", False))[0],
+                torch_command(rel, v, "linux", PIP)[0],
             )
         )
     newer = [r for r in m.torch if r.variant(tag) is not None]
@@ -170,7 +170,7 @@ def _torch_tag_fixes(m: Matrix, rel: TorchRelease, tag: str) -> tuple[Fix, ...]:
         fixes.append(
             Fix(
                 f"Or pin a torch release that has a {tag} build",
-                torch_command(r, var, "linux", Installer("pip", False))[0],
+                torch_command(r, var, "linux", PIP)[0],
             )
         )
     return tuple(fixes)
@@ -229,7 +229,7 @@ def _unpinned_note(
         f"{where(inst, line)} does not pin torch: built today it installs torch {rel.raw} ({what}"
         f"{_driver_need(m, var.cuda if var else None)}){' for Python ' + py if py else ''}. A rebuild next "
         "month may get a different CUDA runtime.",
-        (Fix("Pin the version the image was tested with", f"pip install torch=={rel.raw}"),),
+        (Fix("Pin the version the image was tested with", pin_command("torch", rel.raw)),),
         {"requirement": inst.spec, "torch": rel.raw},
         group="dockerfile",
         line=line,
@@ -288,7 +288,7 @@ def _conflict_finding(
             Fix(
                 f"Pin torch {good.raw}, the newest release built for CUDA {Version(base_cuda).release[0]}.x "
                 f"({good_tag})",
-                f"pip install torch=={good.raw} --index-url {index}",
+                pin_command("torch", good.raw, index=index),
             ),
             Fix(f"Or move the base to CUDA {Version(torch_cuda).release[0]} and pin torch=={rel.raw}"),
         ),
@@ -372,7 +372,7 @@ def install_tf(st: Stage, inst: Install, line: int, m: Matrix) -> None:
                 f"{where(inst, line)} does not pin TensorFlow: built today it installs TensorFlow {rel.raw} "
                 f"(built with CUDA {rel.cuda or '?'}, cuDNN {rel.cudnn or '?'}{_driver_need(m, rel.cuda)})"
                 f"{' for Python ' + py if py else ''}.",
-                (Fix("Pin the version the image was tested with", f"pip install tensorflow=={rel.raw}"),),
+                (Fix("Pin the version the image was tested with", pin_command("tensorflow", rel.raw)),),
                 {"requirement": inst.spec, "tensorflow": rel.raw},
                 group="dockerfile",
                 line=line,

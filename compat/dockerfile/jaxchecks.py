@@ -16,7 +16,6 @@ from compat.dockerfile.jaxinstall import (
     JAX_CPU,
     JAX_DOC,
     JAXLIB_LABEL,
-    _cmd,
     fix_line,
     table_of,
 )
@@ -30,6 +29,7 @@ from compat.dockerfile.model import (
 )
 from compat.facts import Facts
 from compat.findings import Finding, Fix
+from compat.installcmd import JAX_CUDA_RELEASES, dockerfile_installer, jax_requirement_command
 from compat.jaxmatrix import JaxCudaBuild, JaxRelease, JaxTable
 from compat.matrix import Matrix
 
@@ -257,8 +257,11 @@ def _local_checks(
             pip_fix.append(
                 Fix(
                     f"Let pip bring the CUDA {v.major} libraries JAX pins (no system CUDA needed)",
-                    _cmd(v.tool, f"jax[cuda{v.major}_pip]=={rel.version}")
-                    + " -f https://storage.googleapis.com/jax-releases/jax_cuda_releases.html",
+                    jax_requirement_command(
+                        f"jax[cuda{v.major}_pip]=={rel.version}",
+                        JAX_CUDA_RELEASES,
+                        dockerfile_installer(v.tool),
+                    ),
                 )
             )
     what = f"{v.how} (line {v.line}) uses the CUDA and cuDNN of the image"

@@ -27,7 +27,6 @@ from dataclasses import replace
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from compat.checks.jax import install_spec
 from compat.dockerfile.actions import Install, where
 from compat.dockerfile.frameworks import unresolved_finding
 from compat.dockerfile.model import (
@@ -38,6 +37,7 @@ from compat.dockerfile.model import (
     Stage,
 )
 from compat.findings import Finding, Fix
+from compat.installcmd import JAX_CUDA_RELEASES, dockerfile_installer, jax_command, jax_requirement_command
 from compat.jaxmatrix import JaxCudaBuild, JaxRelease, JaxTable, JaxTableError, jax_table
 from compat.matrix import Matrix
 from compat.versions import public_version
@@ -101,18 +101,9 @@ def _jaxlib_fits(r: JaxRelease, jl: Version) -> bool:
     return (low is None or jl >= low) and jl <= r.parsed
 
 
-def _cmd(tool: str, spec: str) -> str:
-    """A Dockerfile line that installs `spec` with the stage's installer."""
-    return f'RUN {"uv pip" if tool == "uv" else "pip"} install -U "{spec}"'
-
-
 def fix_line(r: JaxRelease, major: int | None, tool: str) -> str:
     """The Dockerfile line that installs release `r` with its CUDA `major` build (monolithic builds read JAX's index)."""
-    spec, b = install_spec(r, major)
-    line = _cmd(tool, spec)
-    if b is not None and b.kind == "monolithic" and b.index:
-        line += f" -f {b.index}"
-    return line
+    return jax_command(r, major, dockerfile_installer(tool))
 
 
 def derive(st: Stage, m: Matrix) -> tuple[JaxView | None, list[Finding]]:
@@ -181,7 +172,9 @@ def derive(st: Stage, m: Matrix) -> tuple[JaxView | None, list[Finding]]:
                 (
                     Fix(
                         "Pin the version the image was tested with",
-                        _cmd(inst.tool, f"jax{extras}=={rel.version}") + index,
+                        jax_requirement_command(
+                            f"jax{extras}=={rel.version}", index, dockerfile_installer(inst.tool)
+                        ),
                     ),
                 ),
                 {"requirement": inst.spec, "jax": rel.version},
@@ -241,13 +234,16 @@ def derive(st: Stage, m: Matrix) -> tuple[JaxView | None, list[Finding]]:
                 "error",
                 f"jaxlib=={jl_inst.version} is only on JAX's own index, which this install does not read",
                 f"{where(jl_inst, js.jaxlib_line)} pins a CUDA build of jaxlib ({jl_inst.version}); JAX publishes "
-                "those only on https://storage.googleapis.com/jax-releases/jax_cuda_releases.html, never on "
+                f"those only on {JAX_CUDA_RELEASES}, never on "
                 f"PyPI, so pip stops with 'No matching distribution found for jaxlib=={jl_inst.version}'.",
                 (
                     Fix(
                         "Read JAX's index for the CUDA jaxlib builds",
-                        f"{_cmd(jl_inst.tool, f'jaxlib=={jl_inst.version}')} "
-                        "-f https://storage.googleapis.com/jax-releases/jax_cuda_releases.html",
+                        jax_requirement_command(
+                            f"jaxlib=={jl_inst.version}",
+                            JAX_CUDA_RELEASES,
+                            dockerfile_installer(jl_inst.tool),
+                        ),
                     ),
                 ),
                 {"jaxlib": jl_inst.version},
@@ -258,12 +254,12 @@ def derive(st: Stage, m: Matrix) -> tuple[JaxView | None, list[Finding]]:
     return view, notes
 
 
-def _extras_of(extras: frozenset[str], rel: JaxRelease) -> tuple[str, str]:
-    """`[cuda12]`: the extras asked for that the release has, as a requirement writes them (a monolithic
-    build's extra with the `-f` of JAX's index after the requirement)."""
+def _extras_of(extras: frozenset[str], rel: JaxRelease) -> tuple[str, str | None]:
+    """`[cuda12]`: the extras asked for that the release has, as a requirement writes them, and JAX's index for
+    a monolithic build's extra (None: none to read)."""
     have = sorted(e for e in extras if e in rel.extras)
     mono = [b for b in rel.cuda if b.kind == "monolithic" and b.index and any(e in b.extras for e in have)]
-    return f"[{','.join(have)}]" if have else "", (f" -f {mono[0].index}" if mono else "")
+    return f"[{','.join(have)}]" if have else "", (mono[0].index if mono else None)
 
 
 def _build_with_extra(rel: JaxRelease, major: int, extra: str) -> JaxCudaBuild | None:

@@ -22,6 +22,7 @@ from compat.dockerfile.model import COMPANION, COMPAT_LIBS, GET_PIP, NO_CUDNN, E
 from compat.dockerfile.parser import UNSET
 from compat.dockerfile.shellwords import Command
 from compat.findings import Finding, Fix, Skip
+from compat.installcmd import pin_command
 from compat.matrix import Matrix
 from compat.versions import public_version
 
@@ -343,7 +344,7 @@ def _companion(st: Stage, ev: Event, newest: Version | None) -> Iterator[Finding
             (
                 Fix(
                     f"Pin the {ev.what} built for torch {torch}",
-                    f"pip install {ev.what}=={want[0]}.{want[1]}.*",
+                    pin_command(ev.what, f"{want[0]}.{want[1]}.*"),
                 ),
             ),
             {"torch": str(torch), ev.what: str(have), "stage": st.label},
@@ -362,7 +363,7 @@ def _companion(st: Stage, ev: Event, newest: Version | None) -> Iterator[Finding
         f"uninstalls torch {torch} and installs that one, with the CUDA build PyPI ships instead of the image's.",
         (
             Fix(f"Pin the {ev.what} built for torch {torch}, or install it with torch in one command"),
-            Fix("Or keep torch as it is", f"pip install --no-deps {ev.what}==VERSION"),
+            Fix("Or keep torch as it is", pin_command(ev.what, "VERSION", no_deps=True)),
         ),
         {"torch": str(torch), "package": ev.what, "stage": st.label},
         group="dockerfile",
@@ -392,12 +393,12 @@ def _xformers_pin(st: Stage, ev: Event, torch: Version) -> Iterator[Finding]:
         f"Line {ev.line} pins xformers=={have}{ev.in_branch}; its wheels on PyPI require torch{spec} (their "
         f"Requires-Dist), and the stage has torch {torch}, {how}.",
         (
-            Fix(f"Pin the xformers built for torch {torch}", f"pip install xformers=={fits[0]}")
+            Fix(f"Pin the xformers built for torch {torch}", pin_command("xformers", fits[0]))
             if fits
             else Fix(f"Pin an xformers release built for torch {torch}"),
             Fix(
                 "Or keep torch as it is (xformers' C++ ops may then not load)",
-                f"pip install --no-deps xformers=={have}",
+                pin_command("xformers", str(have), no_deps=True),
             ),
         ),
         {"torch": str(torch), "xformers": str(have), "stage": st.label},
