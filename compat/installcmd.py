@@ -1,13 +1,16 @@
-"""Install commands for a stack change: the one place that writes `pip install torch==… --index-url …`.
+"""Install commands: the one place that writes `pip install torch==… --index-url …` (fixes, suggestions, Dockerfile lines).
 
 Commands really change the install: switching the local variant of an installed version reinstalls it with the
 exact `==X+tag` pin (pip answers "Requirement already satisfied" to a plain `torch==X` over `X+cpu`), and
 `tensorflow-cpu` is removed before `tensorflow[and-cuda]` (both own the `tensorflow` import package). The
 installer is respected: pip, uv, or a conda environment (pip inside it: PyTorch publishes no conda packages
-after 2.5, https://github.com/pytorch/pytorch/issues/138506).
+after 2.5, https://github.com/pytorch/pytorch/issues/138506). A command has a form: "shell" (a command to
+run) or "dockerfile" (the same command as a Dockerfile's `RUN` line).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
@@ -15,8 +18,14 @@ from compat._record import record
 from compat.facts import Facts
 from compat.matrix import Matrix, TfRelease, TorchRelease, TorchVariant
 
+if TYPE_CHECKING:  # the JAX table is read only when a jax fact is given: no import of it here at run time
+    from compat.jaxmatrix import JaxCudaBuild, JaxRelease
+
 INSTALLERS = ("pip", "uv", "conda")
+FORMS = ("shell", "dockerfile")
 PYTORCH_INDEX = "https://download.pytorch.org/whl/"
+JAX_CUDA_RELEASES = "https://storage.googleapis.com/jax-releases/jax_cuda_releases.html"
+"""JAX's find-links page of CUDA jaxlib builds (the monolithic `jaxlib==X+cudaNN.cudnnMM`), never on PyPI."""
 
 
 @record
@@ -27,6 +36,8 @@ class Installer:
     """"pip", "uv" or "conda"."""
     detected: bool
     """False: not known from the facts, pip assumed."""
+    form: str = "shell"
+    """"shell": a command to run; "dockerfile": the same command as a Dockerfile's RUN line."""
 
     @property
     def note(self) -> str:
@@ -53,6 +64,19 @@ class Installer:
 
     def reinstall_flag(self, package: str) -> tuple[str, ...]:
         return ("--reinstall-package", package) if self.name == "uv" else ("--force-reinstall",)
+
+    def line(self, command: str) -> str:
+        """`command` in this installer's form (a Dockerfile's `RUN` line, or as it is)."""
+        return f"RUN {command}" if self.form == "dockerfile" else command
+
+
+PIP = Installer("pip", False)
+"""The installer of a fix when nothing says which one installs: pip, as a command to run."""
+
+
+def dockerfile_installer(tool: str) -> Installer:
+    """The installer of a Dockerfile stage's install (`tool`: "uv" for `uv pip`, else pip), writing RUN lines."""
+    return Installer("uv" if tool == "uv" else "pip", True, "dockerfile")
 
 
 def installer(facts: Facts) -> Installer:
@@ -86,10 +110,10 @@ def torch_command(
     if same:
         # The same version with another local label: pip would keep the installed one.
         args = (*inst.reinstall_flag("torch"), f"torch=={r.raw}+{v.tag}", "--index-url", index_url(v))
-        return inst.install(*args), "pypi-default" if default else "official-variant"
+        return inst.line(inst.install(*args)), "pypi-default" if default else "official-variant"
     if default:
-        return inst.install(f"torch=={r.raw}"), "pypi-default"
-    return inst.install(f"torch=={r.raw}", "--index-url", index_url(v)), "official-variant"
+        return inst.line(inst.install(f"torch=={r.raw}")), "pypi-default"
+    return inst.line(inst.install(f"torch=={r.raw}", "--index-url", index_url(v))), "official-variant"
 
 
 def tf_command(r: TfRelease, gpu: bool, os_name: str, inst: Installer, cpu_installed: bool = False) -> str:
@@ -99,8 +123,8 @@ def tf_command(r: TfRelease, gpu: bool, os_name: str, inst: Installer, cpu_insta
     else:
         cmd = inst.install(f"tensorflow=={r.raw}")
     if cpu_installed:
-        return inst.uninstall("tensorflow-cpu") + " && " + cmd
-    return cmd
+        return inst.line(inst.uninstall("tensorflow-cpu") + " && " + cmd)
+    return inst.line(cmd)
 
 
 def torch_for_cuda(
@@ -109,7 +133,7 @@ def torch_for_cuda(
     """(command, tag) that installs torch for a system CUDA `cuda` (a base image's): the variant of the same CUDA
     major whose CUDA is the newest not above it, of release `version` when the matrix has it, else of the newest
     release that has one. None when no official variant fits (CUDA 12.2 has no cu122 index: cu121 is used)."""
-    inst = inst or Installer("pip", False)
+    inst = inst or PIP
     want = Version(cuda)
     rels = sorted((r for r in m.torch if not r.version.is_prerelease), key=lambda r: r.version, reverse=True)
     try:
@@ -135,5 +159,73 @@ def torch_for_cuda(
 
 def tf_and_cuda(version: str | None, inst: Installer | None = None) -> str:
     """`pip install 'tensorflow[and-cuda]==X'` (the CUDA libraries TensorFlow pins), through the installer."""
-    pin = f"=={version}" if version else ""
-    return (inst or Installer("pip", False)).install(f"'tensorflow[and-cuda]{pin}'")
+    return requirement_command(
+        f"tensorflow[and-cuda]=={version}" if version else "tensorflow[and-cuda]", inst=inst
+    )
+
+
+def pin_command(
+    package: str,
+    version: str,
+    *,
+    index: str | None = None,
+    no_deps: bool = False,
+    inst: Installer | None = None,
+) -> str:
+    """`pip install [--no-deps] NAME==V [--index-url URL]`: one distribution at one version (V may be a
+    wildcard `2.1.*` or a placeholder the reader fills in)."""
+    inst = inst or PIP
+    args = (
+        *(("--no-deps",) if no_deps else ()),
+        f"{package}=={version}",
+        *(("--index-url", index) if index else ()),
+    )
+    return inst.line(inst.install(*args))
+
+
+def requirement_command(requirement: str, *, upgrade: bool = False, inst: Installer | None = None) -> str:
+    """`pip install [-U] 'REQUIREMENT'`: a requirement with extras or a specifier, quoted for the shell."""
+    inst = inst or PIP
+    return inst.line(inst.install(*(("-U",) if upgrade else ()), f"'{requirement}'"))
+
+
+def venv_command(venv: str, requirement: str) -> str:
+    """A new virtual environment `venv` holding `requirement` (a framework kept apart from the others)."""
+    quoted = f"'{requirement}'"
+    return f"python -m venv {venv} && {venv}/bin/{PIP.install(quoted)}"
+
+
+def no_isolation_command(requirement: str, inst: Installer | None = None) -> str:
+    """`pip install --no-build-isolation REQ`: a source build that sees the environment's torch."""
+    inst = inst or PIP
+    return inst.line(inst.install("--no-build-isolation", requirement))
+
+
+# -- JAX: `pip install -U "jax[cudaNN]==V"`, with JAX's own index for the monolithic CUDA jaxlib builds
+
+
+def jax_spec(release: JaxRelease, major: int | None) -> tuple[str, JaxCudaBuild | None]:
+    """The pip requirement that installs `release` with the CUDA build of `major` (None: CPU only), and that
+    build (a monolithic one is found only on JAX's own index of jaxlib+cuda builds)."""
+    if major is None:
+        return f"jax=={release.version}", None
+    build = release.build_for(major)
+    extra = release.extra_for(major) or f"cuda{major}"
+    if build is not None and build.kind == "monolithic":
+        # The extra as JAX's page spelled it then (cuda12_pip).
+        return f"jax[{extra.replace('-', '_')}]=={release.version}", build
+    return f"jax[{extra}]=={release.version}", build
+
+
+def jax_requirement_command(requirement: str, index: str | None = None, inst: Installer | None = None) -> str:
+    """`pip install -U "REQUIREMENT" [-f INDEX]`: a JAX requirement, reading JAX's find-links page `index`."""
+    inst = inst or PIP
+    return inst.line(inst.install("-U", f'"{requirement}"', *(("-f", index) if index else ())))
+
+
+def jax_command(release: JaxRelease, major: int | None, inst: Installer | None = None) -> str:
+    """The command that installs `release` with the CUDA build of `major` (None: CPU only); a monolithic
+    build reads JAX's index (its matrix row names it)."""
+    spec, build = jax_spec(release, major)
+    index = build.index if build is not None and build.kind == "monolithic" else None
+    return jax_requirement_command(spec, index, inst)

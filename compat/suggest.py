@@ -23,7 +23,7 @@ from compat.checks.tensorflow import TF_WINDOWS
 from compat.errors import InputError
 from compat.facts import Facts
 from compat.findings import Finding
-from compat.installcmd import installer, pypi_default_tag, tf_command, torch_command
+from compat.installcmd import installer, jax_command, pypi_default_tag, tf_command, torch_command
 from compat.matrix import Matrix, TfRelease, TorchRelease, TorchVariant
 from compat.schema_version import SCHEMA_VERSION
 from compat.solver.solve import Recheck, apply_changes
@@ -411,7 +411,7 @@ def suggest(facts: Facts, m: Matrix) -> Suggestion:
 
 def suggest_jax(ctx: Ctx, facts: Facts, want_gpu: bool) -> tuple[Optional[Pick], Optional[str]]:
     """The newest JAX release (and CUDA build) that the `jax.*` checks pass on these facts."""
-    from compat.checks.jax import install_command, newest_for
+    from compat.checks.jax import newest_for
     from compat.jaxmatrix import JaxTableError, jax_table
 
     try:
@@ -429,7 +429,7 @@ def suggest_jax(ctx: Ctx, facts: Facts, want_gpu: bool) -> tuple[Optional[Pick],
                     Pick(
                         r.version,
                         None,
-                        install_command(r, None),
+                        jax_command(r, None),
                         "the newest JAX release (CPU)",
                         {"jax": r.version},
                     ),
@@ -445,5 +445,5 @@ def suggest_jax(ctx: Ctx, facts: Facts, want_gpu: bool) -> tuple[Optional[Pick],
     r, major = best
     reason = f"the newest JAX release whose CUDA {major} build runs on these facts"
     return Pick(
-        r.version, f"cuda{major}", install_command(r, major), reason, {"jax": f"{r.version}+cuda{major}"}
+        r.version, f"cuda{major}", jax_command(r, major), reason, {"jax": f"{r.version}+cuda{major}"}
     ), None

@@ -21,7 +21,7 @@ from compat.checks.doctor_common import (
 from compat.checks.registry import check
 from compat.checks.rules import driver_can_run
 from compat.findings import Finding, Fix, Skip
-from compat.installcmd import tf_and_cuda
+from compat.installcmd import requirement_command, tf_and_cuda, venv_command
 from compat.probes.model import ChildResult, ProbeFailed
 from compat.probes.probeset import SUBJECTS
 
@@ -84,11 +84,11 @@ def check_frameworks(ctx: Ctx) -> Iterator[Result]:
             (
                 Fix(
                     "Give each framework its own virtual environment",
-                    "python -m venv .venv-tf && .venv-tf/bin/pip install 'tensorflow[and-cuda]'",
+                    venv_command(".venv-tf", "tensorflow[and-cuda]"),
                 ),
                 Fix(
                     f"Or reinstall the version {c.framework} needs",
-                    f"pip install '{c.dist}{c.requires}'",
+                    requirement_command(f"{c.dist}{c.requires}"),
                 ),
             ),
             {
@@ -190,7 +190,11 @@ def check_frameworks(ctx: Ctx) -> Iterator[Result]:
                 "warning",
                 f"JAX {doc.version} runs on the CPU",
                 "A JAX CUDA plugin is installed and this machine has a GPU, but jax.default_backend() is 'cpu'.",
-                (Fix("Reinstall JAX with its CUDA plugin", "pip install -U 'jax[cuda12]'"),),
+                (
+                    Fix(
+                        "Reinstall JAX with its CUDA plugin", requirement_command("jax[cuda12]", upgrade=True)
+                    ),
+                ),
                 {"jax": doc.version},
                 group="frameworks",
             )

@@ -17,6 +17,7 @@ from packaging.version import InvalidVersion, Version
 from compat._record import record
 from compat.checks.registry import check
 from compat.findings import Finding, Fix, Skip
+from compat.installcmd import jax_command
 from compat.versions import CC
 
 if TYPE_CHECKING:  # the JAX table is read only when a jax fact is given (3 ms of imports off `compat check`)
@@ -68,31 +69,10 @@ class JaxFacts:
     """The cuDNN JAX loads (probe) when known."""
 
 
-def install_spec(release: JaxRelease, major: int | None) -> tuple[str, JaxCudaBuild | None]:
-    """The pip requirement that installs `release` with the CUDA build of `major` (None: CPU only), and that
-    build (a monolithic one is found only on JAX's own index of jaxlib+cuda builds)."""
-    if major is None:
-        return f"jax=={release.version}", None
-    build = release.build_for(major)
-    extra = release.extra_for(major) or f"cuda{major}"
-    if build is not None and build.kind == "monolithic":
-        # The extra as JAX's page spelled it then (cuda12_pip).
-        return f"jax[{extra.replace('-', '_')}]=={release.version}", build
-    return f"jax[{extra}]=={release.version}", build
-
-
-def install_command(release: JaxRelease, major: int | None) -> str:
-    """The command that installs `release` with the CUDA build of `major` (None: CPU only)."""
-    spec, build = install_spec(release, major)
-    if build is not None and build.kind == "monolithic":
-        return f'pip install -U "{spec}" -f {build.index}'
-    return f'pip install -U "{spec}"'
-
-
 def install_fix(text: str, release: JaxRelease, major: int | None) -> Fix:
     """A shell fix that installs `release` (with its CUDA `major` build) and says so in `changes`."""
     label = release.version + (f"+cuda{major}" if major is not None else "")
-    return Fix(text, install_command(release, major), changes=(("jax", label),))
+    return Fix(text, jax_command(release, major), changes=(("jax", label),))
 
 
 def driver_floor(table: JaxTable, matrix: Any, major: int) -> tuple[str | None, str]:
@@ -399,7 +379,7 @@ __all__: Sequence[str] = (
     "JaxFacts",
     "check_jax",
     "driver_floor",
-    "install_command",
+    "install_fix",
     "jax_findings",
     "newest_for",
 )

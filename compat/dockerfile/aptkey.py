@@ -3,7 +3,7 @@
 Images built before the rotation and never rebuilt list NVIDIA's CUDA repository under /etc/apt/sources.list.d
 signed for the old key (7fa2af80); `apt-get update` in them stops with NO_PUBKEY A4B469963BF863CC until the new
 key (3bf863cc, or the cuda-keyring package) is installed or the lists are removed. Which images: the
-`stale_apt_key` rows of matrix/images.yaml, each with its evidence. `record` notes apt updates and key fixes as
+`stale_apt_key` rows of matrix/images.yaml, each with its evidence. `note` notes apt updates and key fixes as
 a RUN runs; `check` judges them (rules.py calls both).
 """
 
@@ -28,7 +28,7 @@ _INSECURE = re.compile(
 )
 
 
-def record(st: Stage, argv: list[str], line: int, branch: str | None) -> None:
+def note(st: Stage, argv: list[str], line: int, branch: str | None) -> None:
     """Note an `apt-get update` or a step that makes NVIDIA's new key trusted (or drops its lists)."""
     head = os.path.basename(argv[0])
     words = argv[1:]

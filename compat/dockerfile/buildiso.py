@@ -2,7 +2,7 @@
 
 pip and uv build a source distribution in a fresh environment holding only its declared build requirements; a
 setup.py that imports torch without declaring it fails there with "No module named 'torch'" however the image's
-torch was installed. Only projects with a public report of exactly that failure are listed. `record` notes such an
+torch was installed. Only projects with a public report of exactly that failure are listed. `note` notes such an
 install as a RUN runs; `check` turns it into an error (rules.py calls both).
 """
 
@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 
 from compat.dockerfile.model import BUILD_ISOLATION, Event, Stage
 from compat.findings import Finding, Fix
+from compat.installcmd import no_isolation_command
 
 # name as pip normalises it (or a source URL pattern) -> the public report of the failure
 NEEDS_TORCH_AT_BUILD: tuple[tuple[re.Pattern[str], str, str], ...] = (
@@ -40,7 +41,7 @@ def _isolation_off(argv: list[str], env: Mapping[str, str]) -> bool:
     ).lower() in ("1", "true", "yes", "on")
 
 
-def record(
+def note(
     st: Stage, argv: list[str], reqs: list[str], line: int, branch: str | None, env: Mapping[str, str]
 ) -> None:
     """Note each listed project that this pip/uv install builds from source with build isolation on."""
@@ -60,19 +61,18 @@ def check(st: Stage) -> Iterator[Finding]:
         if ev.kind != "build-isolation" or ev.line < st.line:
             continue
         evidence = next(e for _, n, e in NEEDS_TORCH_AT_BUILD if n == ev.what)
-        where = f" (in {ev.branch})" if ev.branch else ""
         yield Finding(
             BUILD_ISOLATION,
             "error",
             f"{ev.what} is built where torch cannot be imported: add --no-build-isolation",
-            f"Line {ev.line}{where} installs {ev.version} from source with pip's default build isolation. Its "
+            f"Line {ev.line}{ev.in_branch} installs {ev.version} from source with pip's default build isolation. Its "
             "setup.py imports torch to build the CUDA extension, and the isolated build environment holds only the "
             "declared build requirements, not the image's torch: the build stops with \"ModuleNotFoundError: No "
             f"module named 'torch'\" ({evidence}).",
             (
                 Fix(
                     "Build against the image's torch (install torch, packaging, ninja and wheel first)",
-                    f"pip install --no-build-isolation {ev.version}",
+                    no_isolation_command(ev.version or ev.what),
                 ),
             ),
             {"package": ev.what, "stage": st.label},

@@ -29,7 +29,7 @@ from compat.dockerfile.parser import (
 from compat.errors import InputError
 from compat.facts import Fact, Facts, Gpu, make_fact
 from compat.findings import Finding, Fix, Skip
-from compat.installcmd import torch_for_cuda
+from compat.installcmd import tf_and_cuda, torch_for_cuda
 from compat.matrix import Matrix
 from compat.versions import CC, Arch, major_minor, parse_cc
 
@@ -257,7 +257,7 @@ def _check_cudnn(st: Stage, m: Matrix) -> Iterator[Finding | Skip]:
     if st.cuda is None:
         return
     need = Version(rel.cudnn)
-    cmd = f"pip install 'tensorflow[and-cuda]=={tf.raw}'" if rel.and_cuda else None
+    cmd = tf_and_cuda(tf.raw) if rel.and_cuda else None
     if st.cudnn_major == 0 and st.cudnn is None:
         yield _f(
             CUDNN,
@@ -328,7 +328,7 @@ def _check_cpu_wheel(st: Stage, m: Matrix) -> Iterator[Finding | Skip]:
             f"Line {tf.line} installs tensorflow-cpu on the CUDA {st.cuda.value} base image {st.base}: it has no "
             "GPU support, so tf.config.list_physical_devices('GPU') is empty.",
             line=tf.line,
-            fixes=(Fix("Install the GPU-capable package", f"pip install 'tensorflow[and-cuda]=={tf.raw}'"),),
+            fixes=(Fix("Install the GPU-capable package", tf_and_cuda(tf.raw)),),
             facts={"tensorflow": tf.raw, "stage": st.label},
         )
 
@@ -350,9 +350,7 @@ def _check_cpu_base(st: Stage, m: Matrix) -> Iterator[Finding | Skip]:
     if rel is None or not rel.cudnn:
         return
     fixes = (
-        (Fix("Install the CUDA libraries TensorFlow pins", f"pip install 'tensorflow[and-cuda]=={tf.raw}'"),)
-        if rel.and_cuda
-        else ()
+        (Fix("Install the CUDA libraries TensorFlow pins", tf_and_cuda(tf.raw)),) if rel.and_cuda else ()
     ) + (
         Fix(
             ("Or b" if rel.and_cuda else "B")

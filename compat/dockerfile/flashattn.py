@@ -3,15 +3,25 @@ were built for, against the stage's torch (a mismatch fails at import with "unde
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from packaging.version import InvalidVersion, Version
 
 from compat.dockerfile.model import COMPANION, Event, Stage
-from compat.dockerfile.rules import FLASH_ATTN_WHEEL, _in
 from compat.findings import Finding, Fix
 from compat.matrix import Matrix
 from compat.versions import public_version
+
+# flash-attn's prebuilt wheels (GitHub releases of Dao-AILab/flash-attention) name what they were compiled
+# against: flash_attn-2.5.8+cu122torch2.3cxx11abiFALSE-cp310-cp310-linux_x86_64.whl. The extension links
+# against that torch minor's C++ API; under another torch it fails to import ("undefined symbol").
+FLASH_ATTN_WHEEL = re.compile(
+    r"flash_attn-(?P<v>\d+(?:\.\d+)*(?:\.post\d+)?)(?:\+|%2B)cu(?P<cu>\d+)torch(?P<torch>\d+\.\d+)cxx11abi(?P<abi>TRUE|FALSE)-"
+)
+# The platform tag after the Python tags ("cp310-cp310-linux_x86_64"): the C++ ABI flag means something only
+# for Linux wheels (libstdc++); Windows builds of the same name scheme are not judged on it.
+FLASH_ATTN_PLATFORM = re.compile(r"[\w.]+-[\w.]+-(\w+?)(?:\.whl|$)")
 
 
 def torch_abi(st: Stage, raw: str | None, m: Matrix) -> bool | None:
@@ -48,7 +58,7 @@ def flash_attn_wheel(st: Stage, ev: Event, matrix: Matrix) -> Iterator[Finding]:
             COMPANION,
             "error",
             f"flash-attn wheel built for torch {built}, the stage has torch {torch}",
-            f"Line {ev.line} installs {ev.what}{_in(ev)}, compiled against torch {built} (its file name says so); "
+            f"Line {ev.line} installs {ev.what}{ev.in_branch}, compiled against torch {built} (its file name says so); "
             f"with torch {torch} its CUDA extension fails to import ('undefined symbol' from flash_attn_2_cuda).",
             (
                 Fix(
@@ -67,7 +77,7 @@ def flash_attn_wheel(st: Stage, ev: Event, matrix: Matrix) -> Iterator[Finding]:
             COMPANION,
             "error",
             f"flash-attn wheel built for CUDA {wheel_major}, torch {torch} uses CUDA {tcuda}",
-            f"Line {ev.line} installs {ev.what}{_in(ev)}, compiled with CUDA {wheel_major} (cu{m.group('cu')} in its "
+            f"Line {ev.line} installs {ev.what}{ev.in_branch}, compiled with CUDA {wheel_major} (cu{m.group('cu')} in its "
             f"file name); the stage's torch is a CUDA {tcuda} build, so the extension cannot load its CUDA runtime.",
             (
                 Fix(
@@ -87,7 +97,7 @@ def flash_attn_wheel(st: Stage, ev: Event, matrix: Matrix) -> Iterator[Finding]:
             COMPANION,
             "error",
             f"flash-attn wheel built for cxx11abi{m.group('abi')}, torch {torch} uses cxx11abi{want}",
-            f"Line {ev.line} installs {ev.what}{_in(ev)}, compiled with _GLIBCXX_USE_CXX11_ABI="
+            f"Line {ev.line} installs {ev.what}{ev.in_branch}, compiled with _GLIBCXX_USE_CXX11_ABI="
             f"{int(wheel_abi)} (cxx11abi{m.group('abi')} in its file name); the stage's torch {ev.torch} wheel is "
             f"built with _GLIBCXX_USE_CXX11_ABI={int(abi)} (torch.compiled_with_cxx11_abi() is {abi}), so its "
             "CUDA extension fails to import ('undefined symbol' from flash_attn_2_cuda).",

@@ -8,7 +8,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from compat.checks.rules import driver_requirement
-from compat.dockerfile import installs as ins
+from compat.dockerfile.actions import Install, where
 from compat.dockerfile.model import (
     INDEX_TAG,
     PRERELEASE,
@@ -19,11 +19,11 @@ from compat.dockerfile.model import (
     TorchState,
 )
 from compat.findings import Finding, Fix
-from compat.installcmd import Installer, torch_command
+from compat.installcmd import PIP, pin_command, torch_command
 from compat.matrix import Matrix, TorchRelease
 
 
-def _spec_of(inst: ins.Install) -> SpecifierSet | None:
+def _spec_of(inst: Install) -> SpecifierSet | None:
     try:
         spec = SpecifierSet(inst.specifier) if inst.specifier else SpecifierSet()
         for one in spec:  # packaging reads a specifier's version only when comparing
@@ -33,13 +33,9 @@ def _spec_of(inst: ins.Install) -> SpecifierSet | None:
     return spec
 
 
-def _where(inst: ins.Install, line: int) -> str:
-    return f"line {line}" + (f" ({inst.origin})" if inst.origin else "")
-
-
-def _install_torch(st: Stage, inst: ins.Install, line: int, m: Matrix) -> None:
+def install_torch(st: Stage, inst: Install, line: int, m: Matrix) -> None:
     if inst.unresolved:
-        st.findings.append(_unresolved(inst, line, "torch"))
+        st.findings.append(unresolved_finding(inst, line, "torch"))
         st.torch = TorchState(inst, None, line)
         return
     if inst.channel is not None:
@@ -69,7 +65,7 @@ def _install_torch(st: Stage, inst: ins.Install, line: int, m: Matrix) -> None:
                     UNPINNED,
                     "info",
                     f"{inst.spec} matches no PyTorch release in the matrix",
-                    f"The requirement {inst.spec!r} ({_where(inst, line)}) matches no release compat knows "
+                    f"The requirement {inst.spec!r} ({where(inst, line)}) matches no release compat knows "
                     f"(matrix updated {m.updated_for('pytorch.yaml')}{', for Python ' + py if py else ''}); "
                     "PyTorch checks are skipped for this stage.",
                     (),
@@ -97,7 +93,7 @@ def _install_torch(st: Stage, inst: ins.Install, line: int, m: Matrix) -> None:
                         INDEX_TAG,
                         "error",
                         f"torch {version} has no {tag} build: pip install fails",
-                        f"{_where(inst, line)} installs torch {version} from {inst.index_url}, the only index pip "
+                        f"{where(inst, line)} installs torch {version} from {inst.index_url}, the only index pip "
                         f"reads. PyTorch publishes torch {version} as {tags}; there is no {tag} wheel, so pip stops "
                         f"with 'No matching distribution found for torch=={version}'.",
                         _torch_tag_fixes(m, rel, tag),
@@ -114,7 +110,7 @@ def _install_torch(st: Stage, inst: ins.Install, line: int, m: Matrix) -> None:
                     INDEX_TAG,
                     "warning",
                     f"torch {version} has no {tag} build: the {tag} index is ignored",
-                    f"{_where(inst, line)} adds {inst.index_url} beside PyPI, but PyTorch publishes torch {version} "
+                    f"{where(inst, line)} adds {inst.index_url} beside PyPI, but PyTorch publishes torch {version} "
                     f"only as {tags}. pip silently installs PyPI's torch {version} ({default}) instead of a {tag} "
                     "build.",
                     _torch_tag_fixes(m, rel, tag),
@@ -159,7 +155,7 @@ def _torch_tag_fixes(m: Matrix, rel: TorchRelease, tag: str) -> tuple[Fix, ...]:
         fixes.append(
             Fix(
                 f"Use an index torch {rel.raw} is published on ({v.tag})",
-                torch_command(rel, v, "linux", Installer("pip", False))[0],
+                torch_command(rel, v, "linux", PIP)[0],
             )
         )
     newer = [r for r in m.torch if r.variant(tag) is not None]
@@ -174,7 +170,7 @@ def _torch_tag_fixes(m: Matrix, rel: TorchRelease, tag: str) -> tuple[Fix, ...]:
         fixes.append(
             Fix(
                 f"Or pin a torch release that has a {tag} build",
-                torch_command(r, var, "linux", Installer("pip", False))[0],
+                torch_command(r, var, "linux", PIP)[0],
             )
         )
     return tuple(fixes)
@@ -207,7 +203,7 @@ def _driver_need(m: Matrix, cuda: str | None) -> str:
 
 def _unpinned_note(
     m: Matrix,
-    inst: ins.Install,
+    inst: Install,
     rel: TorchRelease,
     tag: str | None,
     py: str | None,
@@ -230,10 +226,10 @@ def _unpinned_note(
         UNPINNED,
         "info",
         f"{inst.spec} resolves today to torch {rel.raw}",
-        f"{_where(inst, line)} does not pin torch: built today it installs torch {rel.raw} ({what}"
+        f"{where(inst, line)} does not pin torch: built today it installs torch {rel.raw} ({what}"
         f"{_driver_need(m, var.cuda if var else None)}){' for Python ' + py if py else ''}. A rebuild next "
         "month may get a different CUDA runtime.",
-        (Fix("Pin the version the image was tested with", f"pip install torch=={rel.raw}"),),
+        (Fix("Pin the version the image was tested with", pin_command("torch", rel.raw)),),
         {"requirement": inst.spec, "torch": rel.raw},
         group="dockerfile",
         line=line,
@@ -265,7 +261,7 @@ def _base_conflict(
 
 def _conflict_finding(
     m: Matrix,
-    inst: ins.Install,
+    inst: Install,
     rel: TorchRelease,
     what: str,
     py: str | None,
@@ -283,7 +279,7 @@ def _conflict_finding(
         UNPINNED,
         "warning",
         f"{inst.spec} resolves today to torch {rel.raw} for CUDA {torch_cuda}, newer than the CUDA {base_cuda} base",
-        f"{_where(inst, line)} does not pin torch: built today pip installs torch {rel.raw} ({what}"
+        f"{where(inst, line)} does not pin torch: built today pip installs torch {rel.raw} ({what}"
         f"{', for Python ' + py if py else ''}), which needs an NVIDIA driver for CUDA "
         f"{Version(torch_cuda).release[0]} (≥ {need or 'unknown'}), while the base image's CUDA {base_cuda} runs on "
         f"drivers from {runs or 'unknown'}: on a host set up for this base, the container starts and torch then "
@@ -292,7 +288,7 @@ def _conflict_finding(
             Fix(
                 f"Pin torch {good.raw}, the newest release built for CUDA {Version(base_cuda).release[0]}.x "
                 f"({good_tag})",
-                f"pip install torch=={good.raw} --index-url {index}",
+                pin_command("torch", good.raw, index=index),
             ),
             Fix(f"Or move the base to CUDA {Version(torch_cuda).release[0]} and pin torch=={rel.raw}"),
         ),
@@ -302,12 +298,12 @@ def _conflict_finding(
     )
 
 
-def _prerelease(inst: ins.Install, line: int) -> Finding:
+def _prerelease(inst: Install, line: int) -> Finding:
     return Finding(
         PRERELEASE,
         "info",
         f"torch from PyTorch's {inst.channel} channel: not a release install",
-        f"{_where(inst, line)} installs {inst.spec} from {inst.index_url}, PyTorch's {inst.channel} "
+        f"{where(inst, line)} installs {inst.spec} from {inst.index_url}, PyTorch's {inst.channel} "
         "(pre-release) index: what it gets changes from day to day, so release checks (variants, Python, "
         "driver) are skipped; only the CUDA build the index names is used.",
         (Fix("Pin a torch release for a reproducible image (`compat suggest` names one that runs here)"),),
@@ -317,14 +313,15 @@ def _prerelease(inst: ins.Install, line: int) -> Finding:
     )
 
 
-def _unresolved(inst: ins.Install, line: int, what: str) -> Finding:
+def unresolved_finding(inst: Install, line: int, what: str) -> Finding:
+    """The note for an install whose version comes from a variable the Dockerfile leaves unset."""
     names = ", ".join(f"${{{n}}}" for n in inst.unresolved)
     first = inst.unresolved[0] if inst.unresolved else "VAR"
     return Finding(
         UNRESOLVED,
         "info",
         f"the {what} version comes from {names}, which is not set",
-        f"{_where(inst, line)} installs {inst.spec or what} with a version from {names}, which this Dockerfile "
+        f"{where(inst, line)} installs {inst.spec or what} with a version from {names}, which this Dockerfile "
         "does not set; checks of that version are skipped.",
         (Fix("Pass the value this image is built with", f"compat dockerfile PATH --build-arg {first}=..."),),
         {"requirement": inst.spec},
@@ -333,9 +330,9 @@ def _unresolved(inst: ins.Install, line: int, what: str) -> Finding:
     )
 
 
-def _install_tf(st: Stage, inst: ins.Install, line: int, m: Matrix) -> None:
+def install_tf(st: Stage, inst: Install, line: int, m: Matrix) -> None:
     if inst.unresolved:
-        st.findings.append(_unresolved(inst, line, "TensorFlow"))
+        st.findings.append(unresolved_finding(inst, line, "TensorFlow"))
         st.tf = TfState(inst, None, line)
         return
     py = st.python.value if st.python else None
@@ -355,7 +352,7 @@ def _install_tf(st: Stage, inst: ins.Install, line: int, m: Matrix) -> None:
                     UNPINNED,
                     "info",
                     f"{inst.spec} matches no TensorFlow release in the matrix",
-                    f"The requirement {inst.spec!r} ({_where(inst, line)}) matches no release compat knows "
+                    f"The requirement {inst.spec!r} ({where(inst, line)}) matches no release compat knows "
                     f"(matrix updated {m.updated_for('tensorflow.yaml')}{', for Python ' + py if py else ''}).",
                     (),
                     {"requirement": inst.spec},
@@ -372,10 +369,10 @@ def _install_tf(st: Stage, inst: ins.Install, line: int, m: Matrix) -> None:
                 UNPINNED,
                 "info",
                 f"{inst.spec} resolves today to TensorFlow {rel.raw}",
-                f"{_where(inst, line)} does not pin TensorFlow: built today it installs TensorFlow {rel.raw} "
+                f"{where(inst, line)} does not pin TensorFlow: built today it installs TensorFlow {rel.raw} "
                 f"(built with CUDA {rel.cuda or '?'}, cuDNN {rel.cudnn or '?'}{_driver_need(m, rel.cuda)})"
                 f"{' for Python ' + py if py else ''}.",
-                (Fix("Pin the version the image was tested with", f"pip install tensorflow=={rel.raw}"),),
+                (Fix("Pin the version the image was tested with", pin_command("tensorflow", rel.raw)),),
                 {"requirement": inst.spec, "tensorflow": rel.raw},
                 group="dockerfile",
                 line=line,

@@ -11,122 +11,26 @@ import glob
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import field
 from pathlib import Path
-from typing import Callable, Union
 
-from packaging.utils import canonicalize_name
-from packaging.version import Version
-
-from compat._record import record
+from compat.dockerfile.actions import (
+    EXTENSION_PACKAGES,
+    FRAMEWORKS,
+    Action,
+    Context,
+    ExtensionBuild,
+    Install,
+    SetCuda,
+    SetCudnn,
+    SetPython,
+    abs_path,
+    norm_name,
+    readable,
+    uninstall_of,
+)
+from compat.dockerfile.pip import interpret_pip
 from compat.dockerfile.shellwords import Command
 
-FRAMEWORKS = {
-    "torch": "torch",
-    "pytorch": "torch",
-    "tensorflow": "tensorflow",
-    "tensorflow-gpu": "tensorflow",
-    "tensorflow-cpu": "tensorflow",
-    "tf-nightly": "tensorflow",
-    "tf-nightly-gpu": "tensorflow",
-    "tf-nightly-cpu": "tensorflow",
-    # JAX: jax itself, jaxlib (CPU, or the old monolithic `+cudaNN.cudnnMM` builds) and the CUDA plugins.
-    "jax": "jax",
-    "jaxlib": "jax",
-    "jax-cuda12-plugin": "jax",
-    "jax-cuda12-pjrt": "jax",
-    "jax-cuda13-plugin": "jax",
-    "jax-cuda13-pjrt": "jax",
-}
-# Packages whose install compiles CUDA code against torch (nvcc must match torch.version.cuda's major).
-EXTENSION_PACKAGES = frozenset(
-    {
-        "apex",
-        "flash-attn",
-        "flash_attn",
-        "xformers",
-        "deepspeed",
-        "mmcv",
-        "mmcv-full",
-        "detectron2",
-        "pytorch3d",
-        "nvdiffrast",
-        "tinycudann",
-        "tiny-cuda-nn",
-        "causal-conv1d",
-        "mamba-ssm",
-        "megablocks",
-        "torch-scatter",
-        "torch-sparse",
-        "torch-cluster",
-        "gsplat",
-        "diff-gaussian-rasterization",
-        "vllm",
-        "auto-gptq",
-        "exllamav2",
-        "grouped_gemm",
-        "transformer-engine",
-        "transformer_engine",
-    }
-)
-_PIP_VALUE_OPTS = frozenset(
-    {
-        "-r",
-        "--requirement",
-        "-c",
-        "--constraint",
-        "-i",
-        "--index-url",
-        "--extra-index-url",
-        "-f",
-        "--find-links",
-        "-e",
-        "--editable",
-        "-t",
-        "--target",
-        "--prefix",
-        "--root",
-        "--src",
-        "--upgrade-strategy",
-        "--platform",
-        "--python-version",
-        "--implementation",
-        "--abi",
-        "--only-binary",
-        "--no-binary",
-        "--progress-bar",
-        "--trusted-host",
-        "--cache-dir",
-        "--log",
-        "--timeout",
-        "--retries",
-        "--proxy",
-        "--cert",
-        "--client-cert",
-        "--exists-action",
-        "--global-option",
-        "--config-settings",
-        "-C",
-        "--install-option",
-        "--report",
-        "--root-user-action",
-        "--python",
-        "-p",
-        "--index-strategy",
-        "--torch-backend",
-        "--extra",
-        "--group",
-        "--keyring-provider",
-        "--resolution",
-        "--prerelease",
-        "--build-option",
-    }
-)
-_INDEX_TAG_RE = re.compile(
-    r"/(?:whl/)?(?:nightly/|test/)?(cu\d{2,3}|cpu(?:-cxx11-abi)?|rocm\d+(?:\.\d+)*|xpu)(?:/|$|/torch_stable\.html)"
-)
-_WHEEL_FRAMEWORKS = frozenset({"torch", "tensorflow", "tensorflow-gpu", "tensorflow-cpu"})
-"""Distributions whose wheel file (or URL) `pip install` is read as that framework's install."""
 _PY_EXE_RE = re.compile(r"^(?:.*/)?python(\d(?:\.\d{1,2})?)?$")
 _PIP_EXE_RE = re.compile(r"^(?:.*/)?pip(\d(?:\.\d{1,2})?)?$")
 _APT_PY_RE = re.compile(r"^python(3(?:\.\d{1,2})?)(?:-(?:dev|venv|pip|full|distutils))?(?:=.*)?$")
@@ -140,112 +44,6 @@ _CONDA_INSTALLER_RE = re.compile(
     r"(Miniconda3|Miniconda2|Miniforge3|Mambaforge|Miniforge-pypy3|Anaconda3)-(?:py(\d)(\d{1,2})_)?[^/\s]*\.sh"
 )
 _CONDA_SPEC_RE = re.compile(r"^([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?\s*(?:(==|=|>=|<=|>|<|!=|~=)\s*([^\s=,|]+))?")
-
-
-@record(frozen=False)
-class Install:
-    """One framework requirement a command installs."""
-
-    framework: str
-    """"torch", "tensorflow" or "jax"."""
-    package: str
-    """As written, normalised (torch, tensorflow-cpu, tensorflow-gpu, pytorch, tf-nightly)."""
-    spec: str
-    """The requirement as written ("torch==2.1.0+cu121", "tensorflow[and-cuda]>=2.15")."""
-    version: str | None = None
-    """Exact pin (with a local label where written); None when unpinned or a range."""
-    specifier: str = ""
-    """Range or wildcard ("==2.6.0.*", ">=2.0.0") when not an exact pin."""
-    extras: frozenset[str] = frozenset()
-    index_tag: str | None = None
-    """cu121 / cpu / rocm6.0 from the index or find-links URL."""
-    index_kind: str | None = None
-    """"index" (--index-url: the only index), "extra" (--extra-index-url / -f: beside PyPI)."""
-    index_url: str | None = None
-    tool: str = "pip"
-    python: str | None = None
-    """Interpreter named in the command (python3.11 -m pip, pip3.11)."""
-    conda_cuda: str | None = None
-    """pytorch-cuda=12.1 / cudatoolkit=11.3 beside a conda install."""
-    conda_cpu: bool = False
-    channels: tuple[str, ...] = ()
-    unresolved: tuple[str, ...] = ()
-    """Variables the spec uses that the Dockerfile leaves unset."""
-    origin: str = ""
-    """"requirements.txt:3" when read from a file."""
-    channel: str | None = None
-    """"nightly" or "test" when the index is PyTorch's pre-release channel (not a release install)."""
-    links: tuple[str, ...] = ()
-    """Every index and find-links URL the install reads beside PyPI (JAX's jax_cuda_releases.html)."""
-
-
-@record(frozen=False)
-class Uninstall:
-    frameworks: tuple[str, ...]
-
-
-@record(frozen=False)
-class SetPython:
-    version: str | None
-    """None: apt's python3 of the stage's OS; "": an interpreter whose version is unknown (Miniconda-latest)."""
-    how: str
-
-
-@record(frozen=False)
-class SetCudnn:
-    major: int
-    version: str | None
-    how: str
-
-
-@record(frozen=False)
-class SetCuda:
-    version: str
-    how: str
-
-
-@record(frozen=False)
-class ExtensionBuild:
-    what: str
-
-
-@record(frozen=False)
-class Note:
-    """Something odd about an install (a requirements file that cannot be read)."""
-
-    id: str
-    title: str
-    message: str
-    severity: str = "info"
-
-
-Action = Union[Install, Uninstall, SetPython, SetCudnn, SetCuda, ExtensionBuild, Note]
-
-
-@record(frozen=False)
-class Context:
-    """What an install command needs from its stage."""
-
-    workdir: str
-    resolve_path: Callable[[str], tuple[Path | None, str]]
-    """Image path → (file in the build context or None, why not)."""
-    env: dict[str, str] = field(default_factory=dict)
-
-
-def _readable(version: str) -> bool:
-    """Whether packaging reads `version` (past 4300 digits it raises ValueError, not InvalidVersion)."""
-    try:
-        Version(version)
-    except ValueError:
-        return False
-    return True
-
-
-def _abs(path: str, cwd: str) -> str:
-    joined = path if path.startswith("/") else f"{(cwd or '/').rstrip('/')}/{path}"
-    return "/" + os.path.normpath(joined).lstrip("/")
-
-
 # Source trees whose setup.py compiles CUDA code (beside EXTENSION_PACKAGES): PyTorch itself and its
 # companions built from a clone, and projects commonly built that way in GPU images.
 _CUDA_SOURCE_TREES = frozenset(
@@ -271,7 +69,7 @@ _CUDA_SOURCE_TREES = frozenset(
 def _builds_cuda(cwd: str, args: list[str], env: Mapping[str, str]) -> bool:
     """Whether `python setup.py …` in `cwd` compiles CUDA: a known CUDA project, FORCE_CUDA / arch list set,
     or a CUDA flag. A clone of a pure-Python project (transformers) is not a CUDA build."""
-    name = _norm(os.path.basename(cwd.rstrip("/")) or "")
+    name = norm_name(os.path.basename(cwd.rstrip("/")) or "")
     if (
         name in EXTENSION_PACKAGES
         or name in _CUDA_SOURCE_TREES
@@ -285,8 +83,6 @@ def _builds_cuda(cwd: str, args: list[str], env: Mapping[str, str]) -> bool:
 
 def interpret(cmd: Command, ctx: Context) -> list[Action]:
     """Actions of one simple command; unknown commands give none."""
-    from compat.dockerfile.pip import _pip
-
     argv = list(cmd.argv)
     # Wrappers: sudo, env, conda run, time, nohup, xargs -n1
     while argv:
@@ -312,7 +108,7 @@ def interpret(cmd: Command, ctx: Context) -> list[Action]:
         break
     if not argv:
         return []
-    cwd = cmd.cwd if cmd.cwd and cmd.cwd.startswith("/") else _abs(cmd.cwd or ".", ctx.workdir)
+    cwd = cmd.cwd if cmd.cwd and cmd.cwd.startswith("/") else abs_path(cmd.cwd or ".", ctx.workdir)
     head = os.path.basename(argv[0])
     pym = _PY_EXE_RE.match(argv[0])
     if pym is not None:
@@ -322,7 +118,7 @@ def interpret(cmd: Command, ctx: Context) -> list[Action]:
             args = args[1:]
         if args and ((args[0] == "-m" and len(args) > 1 and args[1] == "pip") or args[0] == "-mpip"):
             rest = args[2:] if args[0] == "-m" else args[1:]
-            return _pip(rest, cmd, ctx, cwd, py, "pip")
+            return interpret_pip(rest, cmd, ctx, cwd, py, "pip")
         if (
             len(args) >= 2
             and args[0].endswith("setup.py")
@@ -337,12 +133,12 @@ def interpret(cmd: Command, ctx: Context) -> list[Action]:
     pipm = _PIP_EXE_RE.match(argv[0])
     if pipm is not None:
         py = pipm.group(1) if pipm.group(1) and "." in pipm.group(1) else None
-        return _pip(argv[1:], cmd, ctx, cwd, py, "pip")
+        return interpret_pip(argv[1:], cmd, ctx, cwd, py, "pip")
     if head == "uv":
         if len(argv) > 2 and argv[1] == "pip" and argv[2] == "install":
-            return _pip(argv[2:], cmd, ctx, cwd, None, "uv")
+            return interpret_pip(argv[2:], cmd, ctx, cwd, None, "uv")
         if len(argv) > 2 and argv[1] == "pip" and argv[2] == "uninstall":
-            return _uninstall(argv[3:])
+            return uninstall_of(argv[3:])
         if len(argv) > 2 and argv[1] == "python" and argv[2] == "install":
             vers = [a for a in argv[3:] if re.match(r"^3\.\d{1,2}", a)]
             return [SetPython(".".join(vers[-1].split(".")[:2]), "uv python install")] if vers else []
@@ -380,20 +176,11 @@ def _opt_value(args: list[str], names: tuple[str, ...]) -> str | None:
     return val
 
 
-def _uninstall(args: list[str]) -> list[Action]:
-    fws = tuple(sorted({FRAMEWORKS[_norm(a)] for a in args if _norm(a) in FRAMEWORKS}))
-    return [Uninstall(fws)] if fws else []
-
-
-def _norm(name: str) -> str:
-    return canonicalize_name(name)
-
-
 def _conda(args: list[str]) -> list[Action]:
     if not args or args[0] not in ("install", "create", "update", "upgrade", "remove", "uninstall"):
         return []
     if args[0] in ("remove", "uninstall"):
-        return _uninstall([a.split("=")[0] for a in args[1:] if not a.startswith("-")])
+        return uninstall_of([a.split("=")[0] for a in args[1:] if not a.startswith("-")])
     channels: list[str] = []
     specs: list[str] = []
     i = 1
@@ -432,7 +219,7 @@ def _conda(args: list[str]) -> list[Action]:
         if name not in parsed:
             continue
         op, ver = parsed[name]
-        exact = ver if op in ("=", "==") and ver and "*" not in ver and _readable(ver) else None
+        exact = ver if op in ("=", "==") and ver and "*" not in ver and readable(ver) else None
         if exact is not None and op == "=" and exact.count(".") < 2:
             exact = None  # conda's `=2.1` means 2.1.*: a range
         out.append(

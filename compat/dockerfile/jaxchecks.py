@@ -10,14 +10,12 @@ from collections.abc import Iterator
 
 from packaging.version import InvalidVersion, Version
 
-from compat.dockerfile import installs as ins
+from compat.dockerfile.actions import Install, where
 from compat.dockerfile.jaxinstall import (
-    _CUDA_EXTRA,
-    _JAXLIB_LABEL,
+    CUDA_EXTRA,
     JAX_CPU,
     JAX_DOC,
-    _cmd,
-    _where,
+    JAXLIB_LABEL,
     fix_line,
     table_of,
 )
@@ -31,17 +29,18 @@ from compat.dockerfile.model import (
 )
 from compat.facts import Facts
 from compat.findings import Finding, Fix
+from compat.installcmd import JAX_CUDA_RELEASES, dockerfile_installer, jax_requirement_command
 from compat.jaxmatrix import JaxCudaBuild, JaxRelease, JaxTable
 from compat.matrix import Matrix
 from compat.solver.solve import Recheck, apply_changes, closes_all
 
 
 def _missing_extra(
-    st: Stage, m: Matrix, facts: Facts, view: JaxView, rel: JaxRelease, extra: str, inst: ins.Install
+    st: Stage, m: Matrix, facts: Facts, view: JaxView, rel: JaxRelease, extra: str, inst: Install
 ) -> Finding:
     line = view.line
-    cuda = _CUDA_EXTRA.match(extra)
-    have = ", ".join(e for e in rel.extras if _CUDA_EXTRA.match(e)) or "none"
+    cuda = CUDA_EXTRA.match(extra)
+    have = ", ".join(e for e in rel.extras if CUDA_EXTRA.match(e)) or "none"
     fixes: list[Fix] = []
     if cuda is not None:
         want = int(cuda.group(1)) if cuda.group(1) else rel.cuda_extra
@@ -71,7 +70,7 @@ def _missing_extra(
         JAX_EXTRA,
         "error" if cpu else "warning",
         f"jax {rel.version} has no extra '{extra}'" + (": JAX will run on the CPU" if cpu else ""),
-        f"{_where(inst, line)} asks for jax[{extra}], but jax {rel.version} declares no such extra (its CUDA "
+        f"{where(inst, line)} asks for jax[{extra}], but jax {rel.version} declares no such extra (its CUDA "
         f'extras: {have}). pip installs jax anyway with only the warning "jax {rel.version} does not provide the '
         f"extra '{extra}'\""
         + (
@@ -138,7 +137,7 @@ def brings_cuda(m: Matrix, label: str) -> bool:
         v = Version(label)
     except InvalidVersion:
         return False
-    lm = _JAXLIB_LABEL.match(v.local or "")
+    lm = JAXLIB_LABEL.match(v.local or "")
     rel = table.release(v) if table is not None else None
     if lm is None or rel is None:
         return False
@@ -260,8 +259,11 @@ def _local_checks(
             pip_fix.append(
                 Fix(
                     f"Let pip bring the CUDA {v.major} libraries JAX pins (no system CUDA needed)",
-                    _cmd(v.tool, f"jax[cuda{v.major}_pip]=={rel.version}")
-                    + " -f https://storage.googleapis.com/jax-releases/jax_cuda_releases.html",
+                    jax_requirement_command(
+                        f"jax[cuda{v.major}_pip]=={rel.version}",
+                        JAX_CUDA_RELEASES,
+                        dockerfile_installer(v.tool),
+                    ),
                 )
             )
     what = f"{v.how} (line {v.line}) uses the CUDA and cuDNN of the image"

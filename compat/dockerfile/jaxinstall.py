@@ -27,8 +27,8 @@ from dataclasses import replace
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from compat.checks.jax import install_spec
-from compat.dockerfile import installs as ins
+from compat.dockerfile.actions import Install, where
+from compat.dockerfile.frameworks import unresolved_finding
 from compat.dockerfile.model import (
     JAX_INDEX,
     UNPINNED,
@@ -37,18 +37,19 @@ from compat.dockerfile.model import (
     Stage,
 )
 from compat.findings import Finding, Fix
+from compat.installcmd import JAX_CUDA_RELEASES, dockerfile_installer, jax_command, jax_requirement_command
 from compat.jaxmatrix import JaxCudaBuild, JaxRelease, JaxTable, JaxTableError, jax_table
 from compat.matrix import Matrix
 from compat.versions import public_version
 
 JAX_CPU = "jax.cpu-build"
 JAX_DOC = "https://github.com/jax-ml/jax/blob/jax-v0.11.0/docs/installation.md"
-_CUDA_EXTRA = re.compile(r"^cuda(\d{2})?(?:-(pip|local|cudnn\d{2,3}))?$")
+CUDA_EXTRA = re.compile(r"^cuda(\d{2})?(?:-(pip|local|cudnn\d{2,3}))?$")
 _PLUGIN = re.compile(r"^jax-cuda(\d{2})-(plugin|pjrt)$")
 # Where JAX publishes its CUDA jaxlib builds: the find-links page of Google Cloud Storage, and the PEP 503 index
 # that mirrors it ("JAX publishes nightlies, release candidates(RCs), and releases to several non-pypi indexes").
 _JAX_INDEXES = re.compile(r"storage\.googleapis\.com/jax-releases/|ml-oss-artifacts-published/jax")
-_JAXLIB_LABEL = re.compile(r"^cuda(\d{2,3})(?:[._-]?cudnn(\d{2,3}))?$")
+JAXLIB_LABEL = re.compile(r"^cuda(\d{2,3})(?:[._-]?cudnn(\d{2,3}))?$")
 
 
 def norm_extra(e: str) -> str:
@@ -56,7 +57,7 @@ def norm_extra(e: str) -> str:
     return re.sub(r"[-_.]+", "-", e).lower()
 
 
-def record_install(st: Stage, act: ins.Install, line: int) -> None:
+def note_install(st: Stage, act: Install, line: int) -> None:
     """Note a pip install of jax, jaxlib or a JAX CUDA plugin (judged once the stage is complete)."""
     js = st.jax or JaxState()
     if act.package == "jax":
@@ -84,7 +85,7 @@ def _jaxlib_label(v: str | None) -> tuple[int, str | None] | None:
         local = Version(v).local
     except InvalidVersion:
         return None
-    m = _JAXLIB_LABEL.match(local or "")
+    m = JAXLIB_LABEL.match(local or "")
     if m is None:
         return None
     return int(m.group(1)[:2]), m.group(2)
@@ -100,22 +101,9 @@ def _jaxlib_fits(r: JaxRelease, jl: Version) -> bool:
     return (low is None or jl >= low) and jl <= r.parsed
 
 
-def _where(inst: ins.Install, line: int) -> str:
-    return f"line {line}" + (f" ({inst.origin})" if inst.origin else "")
-
-
-def _cmd(tool: str, spec: str) -> str:
-    """A Dockerfile line that installs `spec` with the stage's installer."""
-    return f'RUN {"uv pip" if tool == "uv" else "pip"} install -U "{spec}"'
-
-
 def fix_line(r: JaxRelease, major: int | None, tool: str) -> str:
     """The Dockerfile line that installs release `r` with its CUDA `major` build (monolithic builds read JAX's index)."""
-    spec, b = install_spec(r, major)
-    line = _cmd(tool, spec)
-    if b is not None and b.kind == "monolithic" and b.index:
-        line += f" -f {b.index}"
-    return line
+    return jax_command(r, major, dockerfile_installer(tool))
 
 
 def derive(st: Stage, m: Matrix) -> tuple[JaxView | None, list[Finding]]:
@@ -126,9 +114,7 @@ def derive(st: Stage, m: Matrix) -> tuple[JaxView | None, list[Finding]]:
         return None, notes  # jaxlib or a plugin without jax: nothing imports it
     inst, line = js.jax, js.jax_line
     if inst.unresolved:
-        from compat.dockerfile.frameworks import _unresolved
-
-        notes.append(_unresolved(inst, line, "JAX"))
+        notes.append(unresolved_finding(inst, line, "JAX"))
         return None, notes
     table = table_of(m)
     py = st.python.value if st.python else None
@@ -162,7 +148,7 @@ def derive(st: Stage, m: Matrix) -> tuple[JaxView | None, list[Finding]]:
                     UNPINNED,
                     "info",
                     f"{inst.spec} matches no JAX release in the matrix",
-                    f"The requirement {inst.spec!r} ({_where(inst, line)}) matches no release compat knows (matrix "
+                    f"The requirement {inst.spec!r} ({where(inst, line)}) matches no release compat knows (matrix "
                     f"updated {table.updated}{', for Python ' + py if py else ''}"
                     f"{', with jaxlib ' + str(jl_pin) if jl_pin else ''}); JAX checks are skipped for this stage.",
                     (),
@@ -180,13 +166,15 @@ def derive(st: Stage, m: Matrix) -> tuple[JaxView | None, list[Finding]]:
                 UNPINNED,
                 "info",
                 f"{inst.spec} resolves today to jax {rel.version}",
-                f"{_where(inst, line)} does not pin jax: built today it installs jax {rel.version} (released "
+                f"{where(inst, line)} does not pin jax: built today it installs jax {rel.version} (released "
                 f"{rel.released or '?'}){' for Python ' + py if py else ''}. A rebuild later may get another release "
                 "with other CUDA, cuDNN and driver needs.",
                 (
                     Fix(
                         "Pin the version the image was tested with",
-                        _cmd(inst.tool, f"jax{extras}=={rel.version}") + index,
+                        jax_requirement_command(
+                            f"jax{extras}=={rel.version}", index, dockerfile_installer(inst.tool)
+                        ),
                     ),
                 ),
                 {"requirement": inst.spec, "jax": rel.version},
@@ -197,12 +185,12 @@ def derive(st: Stage, m: Matrix) -> tuple[JaxView | None, list[Finding]]:
     view = JaxView(version, version, line, rel is not None, tool=inst.tool)
     view.jaxlib = str(jl_pin) if jl_pin is not None else None
     # The CUDA build: an extra of jax, a monolithic jaxlib pin, or a plugin named explicitly.
-    cuda_extras = [e for e in sorted(js.extras) if _CUDA_EXTRA.match(e)]
+    cuda_extras = [e for e in sorted(js.extras) if CUDA_EXTRA.match(e)]
     missing = [e for e in sorted(js.extras) if rel is not None and e not in rel.extras]
     for e in cuda_extras:
         if e in missing:
             continue
-        em = _CUDA_EXTRA.match(e)
+        em = CUDA_EXTRA.match(e)
         assert em is not None
         major = int(em.group(1)) if em.group(1) else (rel.cuda_extra if rel is not None else None)
         if major is None:
@@ -237,7 +225,7 @@ def derive(st: Stage, m: Matrix) -> tuple[JaxView | None, list[Finding]]:
         view.cpu_explained = True  # a CUDA build was asked for and its major is unknown here: no CPU claim
     # Findings about the install itself.
     view.missing = tuple(missing)  # reported by stage_checks, whose fixes the solver re-checks
-    if any(_CUDA_EXTRA.match(e) for e in missing) and view.major is None:
+    if any(CUDA_EXTRA.match(e) for e in missing) and view.major is None:
         view.cpu_explained = True
     if label is not None and jl_inst is not None and not any(_JAX_INDEXES.search(u) for u in jl_inst.links):
         notes.append(
@@ -245,14 +233,17 @@ def derive(st: Stage, m: Matrix) -> tuple[JaxView | None, list[Finding]]:
                 JAX_INDEX,
                 "error",
                 f"jaxlib=={jl_inst.version} is only on JAX's own index, which this install does not read",
-                f"{_where(jl_inst, js.jaxlib_line)} pins a CUDA build of jaxlib ({jl_inst.version}); JAX publishes "
-                "those only on https://storage.googleapis.com/jax-releases/jax_cuda_releases.html, never on "
+                f"{where(jl_inst, js.jaxlib_line)} pins a CUDA build of jaxlib ({jl_inst.version}); JAX publishes "
+                f"those only on {JAX_CUDA_RELEASES}, never on "
                 f"PyPI, so pip stops with 'No matching distribution found for jaxlib=={jl_inst.version}'.",
                 (
                     Fix(
                         "Read JAX's index for the CUDA jaxlib builds",
-                        f"{_cmd(jl_inst.tool, f'jaxlib=={jl_inst.version}')} "
-                        "-f https://storage.googleapis.com/jax-releases/jax_cuda_releases.html",
+                        jax_requirement_command(
+                            f"jaxlib=={jl_inst.version}",
+                            JAX_CUDA_RELEASES,
+                            dockerfile_installer(jl_inst.tool),
+                        ),
                     ),
                 ),
                 {"jaxlib": jl_inst.version},
@@ -263,12 +254,12 @@ def derive(st: Stage, m: Matrix) -> tuple[JaxView | None, list[Finding]]:
     return view, notes
 
 
-def _extras_of(extras: frozenset[str], rel: JaxRelease) -> tuple[str, str]:
-    """`[cuda12]`: the extras asked for that the release has, as a requirement writes them (a monolithic
-    build's extra with the `-f` of JAX's index after the requirement)."""
+def _extras_of(extras: frozenset[str], rel: JaxRelease) -> tuple[str, str | None]:
+    """`[cuda12]`: the extras asked for that the release has, as a requirement writes them, and JAX's index for
+    a monolithic build's extra (None: none to read)."""
     have = sorted(e for e in extras if e in rel.extras)
     mono = [b for b in rel.cuda if b.kind == "monolithic" and b.index and any(e in b.extras for e in have)]
-    return f"[{','.join(have)}]" if have else "", (f" -f {mono[0].index}" if mono else "")
+    return f"[{','.join(have)}]" if have else "", (mono[0].index if mono else None)
 
 
 def _build_with_extra(rel: JaxRelease, major: int, extra: str) -> JaxCudaBuild | None:

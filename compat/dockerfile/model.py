@@ -8,7 +8,7 @@ from dataclasses import field, replace
 from pathlib import Path
 
 from compat._record import record
-from compat.dockerfile import installs as ins
+from compat.dockerfile.actions import Install
 from compat.dockerfile.images import BaseStack
 from compat.findings import Finding
 
@@ -96,7 +96,7 @@ NAMED_ARCHES = {
     "ada": "8.9+PTX",
     "hopper": "9.0+PTX",
 }
-_ENV_DIRS = (
+ENV_DIRS = (
     "conda",
     "site-packages",
     "dist-packages",
@@ -119,7 +119,7 @@ class Where:
 
 @record(frozen=False)
 class TorchState:
-    install: ins.Install | None
+    install: Install | None
     raw: str | None
     """What the resolver gets as "torch" ("2.1.0+cu121"); None when the version is unknown."""
     line: int
@@ -130,7 +130,7 @@ class TorchState:
 
 @record(frozen=False)
 class TfState:
-    install: ins.Install | None
+    install: Install | None
     raw: str | None
     line: int
     cpu: bool = False
@@ -144,13 +144,13 @@ class JaxState:
 
     Replaced, never changed in place: a child stage (FROM parent) shares its parent's object."""
 
-    jax: ins.Install | None = None
+    jax: Install | None = None
     jax_line: int = 0
     extras: frozenset[str] = frozenset()
     """Every extra asked of jax in this stage (normalised: cuda12_pip -> cuda12-pip)."""
-    jaxlib: ins.Install | None = None
+    jaxlib: Install | None = None
     jaxlib_line: int = 0
-    plugins: tuple[tuple[ins.Install, int], ...] = ()
+    plugins: tuple[tuple[Install, int], ...] = ()
     """jax-cudaNN-plugin / jax-cudaNN-pjrt installs with their lines."""
 
 
@@ -202,6 +202,11 @@ class Event:
     branch: str | None = None
     platform: str | None = None
     """flash-attn-wheel: the wheel's platform tag ("linux_x86_64", "win_amd64"); None when not read."""
+
+    @property
+    def in_branch(self) -> str:
+        """ " (in BRANCH)" for an event in one branch of a shell condition, else "" (for a finding's message)."""
+        return f" (in {self.branch})" if self.branch else ""
 
 
 @record(frozen=False)

@@ -11,21 +11,21 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import parse_wheel_filename
 
 from compat._record import record
-from compat.dockerfile.installs import (
-    _INDEX_TAG_RE,
-    _PIP_VALUE_OPTS,
-    _WHEEL_FRAMEWORKS,
+from compat.dockerfile.actions import (
     EXTENSION_PACKAGES,
     FRAMEWORKS,
+    INDEX_TAG_RE,
+    PIP_VALUE_OPTS,
+    WHEEL_FRAMEWORKS,
     Action,
     Context,
     ExtensionBuild,
     Install,
     Note,
-    _abs,
-    _norm,
-    _readable,
-    _uninstall,
+    abs_path,
+    norm_name,
+    readable,
+    uninstall_of,
 )
 from compat.dockerfile.localproject import parse_local, project_requirements
 from compat.dockerfile.parser import UNSET
@@ -95,20 +95,23 @@ def _env_index(tool: str, env: Mapping[str, str]) -> _PipOpts:
 
 
 def _index_tag(url: str) -> str | None:
-    m = _INDEX_TAG_RE.search(url)
+    m = INDEX_TAG_RE.search(url)
     if m is None:
         return None
     tag = m.group(1)
     return "cpu" if tag.startswith("cpu") else tag
 
 
-def _pip(args: list[str], cmd: Command, ctx: Context, cwd: str, py: str | None, tool: str) -> list[Action]:
+def interpret_pip(
+    args: list[str], cmd: Command, ctx: Context, cwd: str, py: str | None, tool: str
+) -> list[Action]:
+    """Actions of a pip / uv pip command line (`args` after `pip`), read with the stage's environment."""
     args = _skip_general_options(args)
     if not args:
         return []
     sub = args[0]
     if sub == "uninstall":
-        return _uninstall(args[1:])
+        return uninstall_of(args[1:])
     if sub not in ("install", "download") or sub == "download":
         return []
     out: list[Action] = []
@@ -127,7 +130,7 @@ def _pip(args: list[str], cmd: Command, ctx: Context, cwd: str, py: str | None, 
             and a[:2] in ("-r", "-c", "-i", "-f", "-e")
         ):
             name, inline, eq = a[:2], a[2:], "="
-        if name in _PIP_VALUE_OPTS:
+        if name in PIP_VALUE_OPTS:
             val = inline if eq else (rest[i + 1] if i + 1 < len(rest) else "")
             i += 1 if eq else 2
             if name in ("-r", "--requirement"):
@@ -144,7 +147,7 @@ def _pip(args: list[str], cmd: Command, ctx: Context, cwd: str, py: str | None, 
                 out.extend(_local_project(val))
                 loc = parse_local(val)
                 if loc is not None:
-                    reqs.extend(project_requirements(_abs(loc[0], cwd), loc[1], ctx.resolve_path))
+                    reqs.extend(project_requirements(abs_path(loc[0], cwd), loc[1], ctx.resolve_path))
             elif name in (
                 "--global-option",
                 "--config-settings",
@@ -161,7 +164,7 @@ def _pip(args: list[str], cmd: Command, ctx: Context, cwd: str, py: str | None, 
             continue
         loc = parse_local(a)
         if loc is not None:
-            reqs.extend(project_requirements(_abs(loc[0], cwd), loc[1], ctx.resolve_path))
+            reqs.extend(project_requirements(abs_path(loc[0], cwd), loc[1], ctx.resolve_path))
         else:
             reqs.append((a, ""))
         i += 1
@@ -174,7 +177,7 @@ def _local_project(val: str) -> list[Action]:
     v = val.strip()
     if v.startswith("git+"):
         name = v.rstrip("/").split("/")[-1].split("@")[0].removesuffix(".git")
-        if _norm(name) in EXTENSION_PACKAGES or name.lower() in EXTENSION_PACKAGES:
+        if norm_name(name) in EXTENSION_PACKAGES or name.lower() in EXTENSION_PACKAGES:
             return [ExtensionBuild(f"pip install {v}")]
     return []
 
@@ -190,7 +193,7 @@ def _framework_wheel(target: str) -> tuple[str, str, str] | None:
     except ValueError:  # InvalidWheelFilename, InvalidVersion, and a version too long for int()
         return None
     cp = sorted({t.interpreter for t in tags if re.fullmatch(r"cp\d{2,}", t.interpreter)})
-    if name not in _WHEEL_FRAMEWORKS or not cp:
+    if name not in WHEEL_FRAMEWORKS or not cp:
         return None
     return name, base.split("-")[1], f"{cp[0][2]}.{cp[0][3:]}"
 
@@ -214,7 +217,7 @@ def _requirement(
     name_m = re.match(r"^([A-Za-z0-9][A-Za-z0-9._\-]*)", clean)
     if name_m is None:
         return []
-    pkg = _norm(name_m.group(1))
+    pkg = norm_name(name_m.group(1))
     if pkg in EXTENSION_PACKAGES and pkg not in ("vllm", "deepspeed", "xformers", "transformer-engine"):
         # flash-attn, apex, mmcv-full … compile against torch unless a matching wheel exists.
         extra_act: list[Action] = [ExtensionBuild(f"pip install {t}")]
@@ -249,7 +252,7 @@ def _requirement(
     if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version:
         version = specs[0].version
         specifier = ""
-        if not _readable(version):  # `torch===anything`, or a release number too long for int()
+        if not readable(version):  # `torch===anything`, or a release number too long for int()
             version, specifier = None, str(req.specifier)
     tag = None
     kind = None
@@ -308,7 +311,7 @@ def _read_requirements(
                 "compat does not download it; its pins are not checked.",
             )
         ]
-    image_path = _abs(path, cwd)
+    image_path = abs_path(path, cwd)
     local, why = ctx.resolve_path(image_path)
     if local is None:
         return [

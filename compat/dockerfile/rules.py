@@ -1,6 +1,6 @@
 """Rules about what RUN lines do beyond installing a framework: companion pins, get-pip.py, forward-compat libs.
 
-Events are recorded while the stage is walked (stages.py calls `record`); the checks run with the stage's
+Events are noted while the stage is walked (stages.py calls `note` and `note_env`); the checks run with the stage's
 other checks (checks.py calls `check_rules`).
 """
 
@@ -16,11 +16,13 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from compat.dockerfile import aptkey, buildiso, shellglue
-from compat.dockerfile.installs import _PIP_VALUE_OPTS
+from compat.dockerfile.actions import PIP_VALUE_OPTS
+from compat.dockerfile.flashattn import FLASH_ATTN_PLATFORM, FLASH_ATTN_WHEEL, flash_attn_wheel
 from compat.dockerfile.model import COMPANION, COMPAT_LIBS, GET_PIP, NO_CUDNN, Event, Options, Stage
 from compat.dockerfile.parser import UNSET
 from compat.dockerfile.shellwords import Command
 from compat.findings import Finding, Fix, Skip
+from compat.installcmd import pin_command
 from compat.matrix import Matrix
 from compat.versions import public_version
 
@@ -88,17 +90,6 @@ def xformers_for(torch: Version) -> list[str]:
     return sorted(out, key=Version, reverse=True)
 
 
-# flash-attn's prebuilt wheels (GitHub releases of Dao-AILab/flash-attention) name what they were compiled
-# against: flash_attn-2.5.8+cu122torch2.3cxx11abiFALSE-cp310-cp310-linux_x86_64.whl. The extension links
-# against that torch minor's C++ API; under another torch it fails to import ("undefined symbol").
-FLASH_ATTN_WHEEL = re.compile(
-    r"flash_attn-(?P<v>\d+(?:\.\d+)*(?:\.post\d+)?)(?:\+|%2B)cu(?P<cu>\d+)torch(?P<torch>\d+\.\d+)cxx11abi(?P<abi>TRUE|FALSE)-"
-)
-# The platform tag after the Python tags ("cp310-cp310-linux_x86_64"): the C++ ABI flag means something only
-# for Linux wheels (libstdc++); Windows builds of the same name scheme are not judged on it.
-FLASH_ATTN_PLATFORM = re.compile(r"[\w.]+-[\w.]+-(\w+?)(?:\.whl|$)")
-
-
 def companion_for(torch: Version, package: str) -> tuple[int, int] | None:
     """The (major, minor) of `package` built for `torch`, or None where the tables do not say."""
     key = (torch.release[0], torch.release[1] if len(torch.release) > 1 else 0)
@@ -137,7 +128,7 @@ def _pip_requirements(argv: list[str]) -> tuple[list[str], bool] | None:
             name, eq, _ = a.partition("=")
             i += (
                 2
-                if (name in _PIP_VALUE_OPTS and not eq and len(a) > 2) or a in ("-r", "-c", "-e", "-i", "-f")
+                if (name in PIP_VALUE_OPTS and not eq and len(a) > 2) or a in ("-r", "-c", "-e", "-i", "-f")
                 else 1
             )
             continue
@@ -183,13 +174,13 @@ def _unwrap(argv: list[str]) -> list[str]:
     return argv
 
 
-def record(st: Stage, cmd: Command, line: int) -> None:
+def note(st: Stage, cmd: Command, line: int) -> None:
     """Note what `cmd` does that the rules below judge (called after its installs are applied)."""
     argv = _unwrap(list(cmd.argv))
     if not argv:
         return
     head = os.path.basename(argv[0])
-    aptkey.record(st, argv, line, cmd.branch)
+    aptkey.note(st, argv, line, cmd.branch)
     torch_now = st.torch.raw if st.torch is not None else None
     for a in argv[1:]:
         m = GET_PIP_URL.search(a)
@@ -212,7 +203,7 @@ def record(st: Stage, cmd: Command, line: int) -> None:
     if parsed is None:
         return
     reqs, no_deps = parsed
-    buildiso.record(st, argv, reqs, line, cmd.branch, cmd.env)
+    buildiso.note(st, argv, reqs, line, cmd.branch, cmd.env)
     st.findings.extend(shellglue.check(st, argv, reqs, line))
     names = [_name_version(r) for r in dict.fromkeys(reqs) if UNSET not in r]  # 1 MB of one requirement: once
     with_torch = any(n == "torch" for n, _, _ in names)
@@ -245,14 +236,11 @@ def record(st: Stage, cmd: Command, line: int) -> None:
             st.events.append(Event("needs-cudnn", line, name, branch=cmd.branch))
 
 
-def record_env(st: Stage, key: str, value: str, line: int) -> None:
+def note_env(st: Stage, key: str, value: str, line: int) -> None:
+    """Note what an ENV setting does that the rules below judge (the forward-compatibility libraries)."""
     if key == "LD_LIBRARY_PATH" and re.search(r"cuda[^:]*/compat", value):
         path = next(p for p in value.split(":") if "/compat" in p)
         st.events.append(Event("compat-libs", line, path))
-
-
-def _in(ev: Event) -> str:
-    return f" (in {ev.branch})" if ev.branch else ""
 
 
 _NEWEST: dict[int, Version | None] = {}
@@ -277,8 +265,6 @@ def check_rules(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding | Skip]
         if ev.kind == "companion":
             yield from _companion(st, ev, newest)
         elif ev.kind == "flash-attn-wheel":
-            from compat.dockerfile.flashattn import flash_attn_wheel
-
             yield from flash_attn_wheel(st, ev, m)
         elif ev.kind == "get-pip-url":
             url_event = ev
@@ -295,7 +281,7 @@ def check_rules(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding | Skip]
                     f"get-pip.py without a version on Python {mm}",
                     f"Line {url_event.line} fetches {url_event.what}, which installs the newest pip; it needs "
                     f"Python ≥ {GET_PIP_MIN_PYTHON} (pip 25.1 dropped 3.8) and line {ev.line} runs it with "
-                    f"Python {mm}{_in(ev)}: it stops with 'This version of pip does not support python {mm}'.",
+                    f"Python {mm}{ev.in_branch}: it stops with 'This version of pip does not support python {mm}'.",
                     (
                         Fix(
                             "Fetch the get-pip.py for that Python",
@@ -313,7 +299,7 @@ def check_rules(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding | Skip]
                 NO_CUDNN,
                 "error",
                 f"{ev.what} needs cuDNN, and {st.base} has none",
-                f"Line {ev.line} installs {ev.what}{_in(ev)}; Transformer Engine builds and loads against cuDNN "
+                f"Line {ev.line} installs {ev.what}{ev.in_branch}; Transformer Engine builds and loads against cuDNN "
                 "(https://docs.nvidia.com/deeplearning/transformer-engine/user-guide/installation.html), but "
                 f"the base image {st.base} carries no cuDNN.",
                 (
@@ -352,13 +338,13 @@ def _companion(st: Stage, ev: Event, newest: Version | None) -> Iterator[Finding
             COMPANION,
             "error",
             f"{ev.what} {have} does not go with torch {torch}",
-            f"Line {ev.line} pins {ev.what}=={have}{_in(ev)}, but torch {torch} pairs with {ev.what} "
+            f"Line {ev.line} pins {ev.what}=={have}{ev.in_branch}, but torch {torch} pairs with {ev.what} "
             f"{want[0]}.{want[1]} (PyTorch's compatibility tables); {ev.what} requires its own torch exactly, "
             f"{how}.",
             (
                 Fix(
                     f"Pin the {ev.what} built for torch {torch}",
-                    f"pip install {ev.what}=={want[0]}.{want[1]}.*",
+                    pin_command(ev.what, f"{want[0]}.{want[1]}.*"),
                 ),
             ),
             {"torch": str(torch), ev.what: str(have), "stage": st.label},
@@ -372,12 +358,12 @@ def _companion(st: Stage, ev: Event, newest: Version | None) -> Iterator[Finding
         COMPANION,
         "error",
         f"unpinned {ev.what} replaces torch {torch}",
-        f"Line {ev.line} installs {ev.what} without a version{_in(ev)} after torch {torch} is in place: pip takes "
+        f"Line {ev.line} installs {ev.what} without a version{ev.in_branch} after torch {torch} is in place: pip takes "
         f"the newest {ev.what}, which requires the newest torch exactly (torch {newest} in the matrix), so it "
         f"uninstalls torch {torch} and installs that one, with the CUDA build PyPI ships instead of the image's.",
         (
             Fix(f"Pin the {ev.what} built for torch {torch}, or install it with torch in one command"),
-            Fix("Or keep torch as it is", f"pip install --no-deps {ev.what}==VERSION"),
+            Fix("Or keep torch as it is", pin_command(ev.what, "VERSION", no_deps=True)),
         ),
         {"torch": str(torch), "package": ev.what, "stage": st.label},
         group="dockerfile",
@@ -404,15 +390,15 @@ def _xformers_pin(st: Stage, ev: Event, torch: Version) -> Iterator[Finding]:
         COMPANION,
         "error",
         f"xformers {have} does not go with torch {torch}",
-        f"Line {ev.line} pins xformers=={have}{_in(ev)}; its wheels on PyPI require torch{spec} (their "
+        f"Line {ev.line} pins xformers=={have}{ev.in_branch}; its wheels on PyPI require torch{spec} (their "
         f"Requires-Dist), and the stage has torch {torch}, {how}.",
         (
-            Fix(f"Pin the xformers built for torch {torch}", f"pip install xformers=={fits[0]}")
+            Fix(f"Pin the xformers built for torch {torch}", pin_command("xformers", fits[0]))
             if fits
             else Fix(f"Pin an xformers release built for torch {torch}"),
             Fix(
                 "Or keep torch as it is (xformers' C++ ops may then not load)",
-                f"pip install --no-deps xformers=={have}",
+                pin_command("xformers", str(have), no_deps=True),
             ),
         ),
         {"torch": str(torch), "xformers": str(have), "stage": st.label},
@@ -431,7 +417,7 @@ def _compat_libs(st: Stage, ev: Event, m: Matrix, opts: Options) -> Iterator[Fin
         COMPAT_LIBS,
         "error" if consumer else "warning",
         f"CUDA forward-compatibility libraries are put on the library path ({ev.what})",
-        f"Line {ev.line} makes the loader use {ev.what}{_in(ev)}: the forward-compatibility libcuda there works "
+        f"Line {ev.line} makes the loader use {ev.what}{ev.in_branch}: the forward-compatibility libcuda there works "
         "only on data center GPUs (https://docs.nvidia.com/deploy/cuda-compatibility/); on GeForce and "
         "workstation GPUs every CUDA call fails with Error 804 'forward compatibility was attempted on non "
         "supported HW'" + (f", and the target GPU is {gpu}" if consumer else "") + ".",

@@ -16,18 +16,12 @@ from collections.abc import Mapping
 
 from compat.dockerfile.expand import strip_unset
 from compat.dockerfile.parser import UNSET
-from compat.dockerfile.shellwords import (  # noqa: F401 - Command and Token are this module's API too
-    _ASSIGN_RE,
-    _CMDSUB_RE,
-    _LEN_RE,
-    _REDIR_RE,
-    KEYWORDS_START,
+from compat.dockerfile.shellwords import (
+    ASSIGN_RE,
     MAX_DEPTH,
-    OPERATORS,
+    REDIR_RE,
     Command,
     Token,
-    _skip_group,
-    _word_end,
     expand_one,
     expand_word,
     lex,
@@ -286,7 +280,7 @@ class _Walker:
             if skip:
                 skip = False
                 continue
-            m = _REDIR_RE.match(tok.text)
+            m = REDIR_RE.match(tok.text)
             if m is not None and not tok.text.startswith(("'", '"')):
                 rest = tok.text[m.end() :]
                 if not rest and not m.group(2).startswith("<<"):
@@ -299,7 +293,7 @@ class _Walker:
         first = None
         for tok in toks:
             if not argv:
-                am = _ASSIGN_RE.match(tok.text)
+                am = ASSIGN_RE.match(tok.text)
                 if am is not None:
                     assigns[am.group(1)] = (
                         expand_one(am.group(2), {**scope, **assigns}) if am.group(2) else ""
@@ -323,7 +317,7 @@ class _Walker:
             return False
         if name == "export":
             for a in argv[1:]:
-                am = _ASSIGN_RE.match(a)
+                am = ASSIGN_RE.match(a)
                 if am is not None:
                     self.local[am.group(1)] = am.group(2)
             return True
@@ -405,4 +399,4 @@ def run(text: str, env: Mapping[str, str]) -> list[Command]:
     return w.out
 
 
-__all__ = ["Command", "Token", "lex", "run"]
+__all__ = ["run"]

@@ -11,7 +11,7 @@ from compat.dockerfile.expand import expand
 from compat.dockerfile.parser import UNSET, words
 
 OPERATORS = ("&&", "||", ";;", ";", "|", "&", "(", ")")
-_REDIR_RE = re.compile(r"^(\d*|&)(>>|>&|<&|>|<<<|<<-?|<)")
+REDIR_RE = re.compile(r"^(\d*|&)(>>|>&|<&|>|<<<|<<-?|<)")
 MAX_DEPTH = 100
 """Nesting (if, for, case, subshells, groups, `!`) past this is not read further: no script is that deep, and
 Python's recursion limit is near."""
@@ -132,7 +132,7 @@ def _skip_group(text: str, k: int) -> int:
 
 _CMDSUB_RE = re.compile(r"\$\((?:[^()]|\([^()]*\))*\)|`[^`]*`")
 _LEN_RE = re.compile(r"\$\{#([A-Za-z_][A-Za-z0-9_]*)\}")
-_ASSIGN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
+ASSIGN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 
 
 def expand_word(raw: str, env: Mapping[str, str]) -> list[str]:

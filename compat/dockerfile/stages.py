@@ -10,15 +10,27 @@ from pathlib import Path, PurePosixPath
 
 from packaging.version import InvalidVersion, Version
 
-from compat.dockerfile import installs as ins
+from compat.dockerfile.actions import (
+    Action,
+    Context,
+    ExtensionBuild,
+    Install,
+    Note,
+    SetCuda,
+    SetCudnn,
+    SetPython,
+    Uninstall,
+)
 from compat.dockerfile.expand import ExpansionError, expand, strip_unset
-from compat.dockerfile.frameworks import _install_tf, _install_torch
+from compat.dockerfile.frameworks import install_tf, install_torch
 from compat.dockerfile.images import BaseStack, deleted_row, infer, parse_ref
+from compat.dockerfile.installs import expand_globs, interpret
+from compat.dockerfile.jaxinstall import note_install
 from compat.dockerfile.model import (
-    _ENV_DIRS,
     ARG_UNSET,
     BASE_UNKNOWN,
     DELETED_TAG,
+    ENV_DIRS,
     PREDEFINED_ARGS,
     SYNTAX,
     Options,
@@ -28,7 +40,7 @@ from compat.dockerfile.model import (
     Where,
 )
 from compat.dockerfile.parser import Dockerfile, Instruction, key_values, split_flags
-from compat.dockerfile.rules import record, record_env
+from compat.dockerfile.rules import note, note_env
 from compat.dockerfile.shell import run as run_shell
 from compat.errors import InputError
 from compat.findings import Finding, Fix
@@ -277,7 +289,7 @@ def _instruction(
             if v is None:
                 continue
             st.env[k] = strip_unset(expand(v, _scope(st), df.escape, quotes=False)[0])
-            record_env(st, k, st.env[k], ins_.line)
+            note_env(st, k, st.env[k], ins_.line)
             if k == "TORCH_CUDA_ARCH_LIST":
                 st.arch_list = Where(st.env[k], ins_.line, "ENV")
         return
@@ -314,7 +326,7 @@ def _copy(st: Stage, ins_: Instruction, df: Dockerfile, by_name: Mapping[str, St
         other = by_name.get(src_stage.lower())
         if other is None:
             return
-        if any(any(d in s for d in _ENV_DIRS) for s in srcs):
+        if any(any(d in s for d in ENV_DIRS) for s in srcs):
             # The Python environment (and its frameworks) comes along.
             if other.torch is not None:
                 st.torch = replace(other.torch, line=ins_.line)
@@ -359,7 +371,7 @@ def _resolve_path(st: Stage, opts: Options, image_path: str) -> tuple[Path | Non
         return None, "no build context"
     target = PurePosixPath(image_path)
     for src, dest, is_dir, line in reversed(st.copies):
-        for rel in ins.expand_globs(ctx, src):
+        for rel in expand_globs(ctx, src):
             try:
                 local = (ctx / rel).resolve()
             except (RuntimeError, OSError):  # a symlink loop in the build context (issue 19, item 6)
@@ -407,7 +419,7 @@ def _run(st: Stage, ins_: Instruction, df: Dockerfile, m: Matrix, opts: Options)
                 pieces.append((" ".join(shlex.quote(a) for a in argv), ins_.line, None))
         else:
             pieces.append((text, ins_.line, ins_))
-    ctx = ins.Context(st.workdir, lambda p: _resolve_path(st, opts, p), scope)
+    ctx = Context(st.workdir, lambda p: _resolve_path(st, opts, p), scope)
     for body, base_line, inst in pieces:
         for cmd in run_shell(body, scope):
             if inst is not None:
@@ -416,15 +428,15 @@ def _run(st: Stage, ins_: Instruction, df: Dockerfile, m: Matrix, opts: Options)
                 line = base_line + body.count("\n", 0, cmd.offset)
             if "TORCH_CUDA_ARCH_LIST" in cmd.env:
                 st.arch_list = Where(cmd.env["TORCH_CUDA_ARCH_LIST"], line, "RUN")
-            for act in ins.interpret(cmd, ctx):
-                if cmd.branch and isinstance(act, ins.Install):
+            for act in interpret(cmd, ctx):
+                if cmd.branch and isinstance(act, Install):
                     act = replace(act, origin=f"{act.origin + '; ' if act.origin else ''}in {cmd.branch}")
                 _apply(st, act, line, m)
-            record(st, cmd, line)
+            note(st, cmd, line)
 
 
-def _apply(st: Stage, act: ins.Action, line: int, m: Matrix) -> None:
-    if isinstance(act, ins.SetPython):
+def _apply(st: Stage, act: Action, line: int, m: Matrix) -> None:
+    if isinstance(act, SetPython):
         ver = act.version
         if ver == "":
             st.python = None  # e.g. Miniconda3-latest: its Python is whatever the installer ships today
@@ -437,37 +449,35 @@ def _apply(st: Stage, act: ins.Action, line: int, m: Matrix) -> None:
                 return  # apt's python3 beside an image's own Python: the image's stays the default
             ver = row
         st.python = Where(ver, line, act.how)
-    elif isinstance(act, ins.SetCudnn):
+    elif isinstance(act, SetCudnn):
         st.cudnn_major = act.major
         st.cudnn = Where(act.version, line, act.how) if act.version else None
-    elif isinstance(act, ins.SetCuda):
+    elif isinstance(act, SetCuda):
         st.cuda = Where(act.version, line, act.how)
         if st.stack.flavour is None:
             st.stack = replace(st.stack, flavour="devel")
-    elif isinstance(act, ins.ExtensionBuild):
+    elif isinstance(act, ExtensionBuild):
         st.extension_builds.append((line, act.what))
-    elif isinstance(act, ins.Uninstall):
+    elif isinstance(act, Uninstall):
         if "torch" in act.frameworks:
             st.torch = None
         if "tensorflow" in act.frameworks:
             st.tf = None
         if "jax" in act.frameworks:
             st.jax = None
-    elif isinstance(act, ins.Note):
+    elif isinstance(act, Note):
         st.findings.append(
             Finding(act.id, act.severity, act.title, act.message, (), {}, group="dockerfile", line=line)
         )
-    elif isinstance(act, ins.Install):
+    elif isinstance(act, Install):
         if act.python is not None:
             st.python = Where(act.python, line, f"the interpreter of this install ({act.python})")
         if act.framework == "torch":
-            _install_torch(st, act, line, m)
+            install_torch(st, act, line, m)
         elif act.framework == "jax":
-            from compat.dockerfile.jaxinstall import record_install
-
-            record_install(st, act, line)
+            note_install(st, act, line)
         else:
-            _install_tf(st, act, line, m)
+            install_tf(st, act, line, m)
 
 
 def _os_python(m: Matrix, os_name: str | None) -> str | None:

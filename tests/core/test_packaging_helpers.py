@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from packaging.utils import canonicalize_name
 
-from compat.dockerfile.installs import _norm
+from compat.dockerfile.actions import norm_name
 from compat.dockerfile.pip import _framework_wheel
 from compat.dockerfile.rules import _name_version
 from compat.installed import nvidia_pins
@@ -92,4 +92,4 @@ def test_nvidia_pins_without_an_extra_ignore_platform_clauses() -> None:
     "name", ["Torch", "tensorflow_cpu", "jax.lib", "A__b--C..d", "nvidia-cudnn-cu12", ""]
 )
 def test_one_name_rule(name: str) -> None:
-    assert _norm(name) == canonicalize_name(name)
+    assert norm_name(name) == canonicalize_name(name)

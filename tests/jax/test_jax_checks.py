@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from compat.checks.jax import JaxFacts, install_command, jax_findings, newest_for
+from compat.checks.jax import JaxFacts, jax_findings, newest_for
+from compat.installcmd import jax_command
 from compat.jaxmatrix import JaxTable, jax_table, parse_jax
 from compat.matrix import Matrix, load_matrix
 from compat.versions import CC
@@ -102,12 +103,12 @@ def test_unknown_release_is_not_an_error(table: JaxTable, m: Matrix) -> None:
 def test_install_commands(table: JaxTable) -> None:
     r = table.release("0.4.25")
     assert r is not None
-    assert install_command(r, 12) == (
+    assert jax_command(r, 12) == (
         'pip install -U "jax[cuda12_pip]==0.4.25" -f https://storage.googleapis.com/jax-releases/jax_cuda_releases.html'
     )
     new = table.release("0.10.2")
     assert new is not None
-    assert install_command(new, None) == 'pip install -U "jax==0.10.2"'
+    assert jax_command(new, None) == 'pip install -U "jax==0.10.2"'
 
 
 def test_every_fix_passes_its_own_recheck(table: JaxTable, m: Matrix) -> None:
