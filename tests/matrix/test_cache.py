@@ -32,13 +32,13 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _count_yaml_parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls = [0]
-    real = load_mod._yaml_load  # type: ignore[attr-defined]
+    real = load_mod.load_yaml
 
     def counting(text: str):  # type: ignore[no-untyped-def]
         calls[0] += 1
         return real(text)
 
-    monkeypatch.setattr(load_mod, "_yaml_load", counting)
+    monkeypatch.setattr(load_mod, "load_yaml", counting)
     return calls
 
 
