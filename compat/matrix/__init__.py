@@ -9,10 +9,8 @@ look-ups), `load` (directories, validators, caches), `diskcache` (the parsed-doc
 from __future__ import annotations
 
 from compat.matrix.load import (
-    EXTRA_VALIDATORS,
     LOADED_MATRICES,
     default_matrix_dir,
-    extra_validators,
     get_matrix,
     iter_sources,
     load_matrix,
@@ -43,7 +41,6 @@ from compat.matrix.yamlio import MAX_YAML_DEPTH, load_yaml
 __all__ = [
     "CORE_FILES",
     "ENV_MATRIX_DIR",
-    "EXTRA_VALIDATORS",
     "KNOWN_ISSUE_FACTS",
     "KNOWN_ISSUE_FLAGS",
     "MAX_YAML_DEPTH",
@@ -63,7 +60,6 @@ __all__ = [
     "TorchRelease",
     "TorchVariant",
     "default_matrix_dir",
-    "extra_validators",
     "get_matrix",
     "gpu_keys",
     "iter_sources",

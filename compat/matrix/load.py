@@ -1,4 +1,4 @@
-"""Loading the matrix: where it lives, reading and validating every file, the extra validators, the caches."""
+"""Loading the matrix: where it lives, reading and validating every file (side files: their registered validators), the caches."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import datetime as _dt
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from packaging.version import Version
 
@@ -25,6 +25,7 @@ from compat.matrix.parse_nvidia import parse_cuda, parse_cudnn, parse_gpus
 from compat.matrix.rows import CORE_FILES, ENV_MATRIX_DIR
 from compat.matrix.validation import Problems, updated_date
 from compat.matrix.yamlio import load_yaml
+from compat.matrixfiles import side_file_validators
 
 
 def default_matrix_dir() -> Path:
@@ -45,40 +46,9 @@ def resolve_matrix_dir(directory: str | Path | None = None) -> Path:
     return default_matrix_dir()
 
 
-# The validators of the extra files, by file name, as "module:function" (a public, tested name map).
-# `extra_validators()` imports each one explicitly: a renamed or broken validator is an ImportError, never a
-# file that silently stops being validated.
-EXTRA_VALIDATORS: dict[str, str] = {
-    "signatures.yaml": "compat.explain.catalogue:validate_document",
-    "images.yaml": "compat.dockerfile.images:validate_document",
-    "driver_branches.yaml": "compat.dockerfile.drivers:validate_document",
-    "xid.yaml": "compat.probes.health:validate_document",
-    "error_codes.yaml": "compat.explain.error_codes:validate_codes",
-    "jax.yaml": "compat.jaxmatrix:validate_document",
-}
-
-
-def extra_validators() -> dict[str, Callable[[Any], list[str]]]:
-    """File name -> validator function (imported here, on first use: they pull in their subject's module)."""
-    from compat.dockerfile.drivers import validate_document as driver_branches
-    from compat.dockerfile.images import validate_document as images
-    from compat.explain.catalogue import validate_document as signatures
-    from compat.explain.error_codes import validate_codes as error_codes
-    from compat.jaxmatrix import validate_document as jax
-    from compat.probes.health import validate_document as xid
-
-    return {
-        "signatures.yaml": signatures,
-        "images.yaml": images,
-        "driver_branches.yaml": driver_branches,
-        "xid.yaml": xid,
-        "error_codes.yaml": error_codes,
-        "jax.yaml": jax,
-    }
-
-
-def _run_extra_validators(docs: dict[str, Any], p: Problems) -> None:
-    validators = extra_validators()
+def _run_side_file_validators(docs: dict[str, Any], p: Problems) -> None:
+    """The registered validator of each side file read (compat.matrixfiles: each owner registers its own)."""
+    validators = side_file_validators()
     for name, doc in docs.items():
         func = validators.get(name)
         if func is not None:
@@ -126,6 +96,8 @@ def load_matrix(
 ) -> Matrix:
     """Load and validate the matrix; MatrixError lists every problem at once.
 
+    `validate_extras`: also read every other *.yaml file and run its registered validator
+    (compat.matrixfiles.register_side_file; `compat matrix validate` imports every owner first).
     `cache`: reuse the parsed core documents from the on-disk cache when the files' bytes are unchanged
     (validation still runs on every load).
     """
@@ -167,7 +139,7 @@ def load_matrix(
     )
     cross_validate(m, p)
     if validate_extras:
-        _run_extra_validators(docs, p)
+        _run_side_file_validators(docs, p)
     if p.items:
         raise MatrixError(p.items)
     if store_key:  # only a matrix that validated is cached
