@@ -6,7 +6,6 @@ rows come from the published wheels' metadata and JAX's installation page (see t
 
 from __future__ import annotations
 
-import datetime as _dt
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -15,6 +14,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from compat._record import record
+from compat.matrixfiles import document, integer, items, mapping, problems, register_side_file, text, url
 
 FILE = "jax.yaml"
 
@@ -166,7 +166,127 @@ def parse_jax(raw: str) -> JaxSpec:
     return JaxSpec(text, v, major)
 
 
-# -- parsing and validation
+# -- the file's shape, its rules, and the table built from a valid document
+
+_BUILD = mapping(
+    {
+        "major": integer(),
+        "kind": text(enum=("plugin", "monolithic")),
+        "extras": items(text()),
+        "package": text(),
+        "pin": text(),
+        "plugin_version": text(),
+        "cuda_min": text(),
+        "cudnn": text(),
+        "nccl_min": text(),
+        "jaxlib": text(),
+        "index": text(),
+        "plugin_source": url(),
+    },
+    required=("major", "kind"),
+)
+SHAPE = document(
+    {
+        "cuda_majors": items(
+            mapping(
+                {"major": integer(), "cc_min": text(), "driver_min_linux": text(), "source": url()},
+                required=("major", "cc_min", "driver_min_linux", "source"),
+            ),
+            label=("major",),
+            unique=("major",),
+        ),
+        "releases": items(
+            mapping(
+                {
+                    "version": text(),
+                    "released": text(),
+                    "python": items(text(pattern=r"^3\.\d{1,2}$", form="a Python version X.Y")),
+                    "requires_python": text(blank=True),
+                    "jaxlib": text(),
+                    "minimum_jaxlib": text(),
+                    "extras": items(text()),
+                    "cuda_extra": integer(),
+                    "cuda": items(_BUILD, label=("major",)),
+                    "source": url(),
+                    "doc": text(),
+                },
+                required=("version", "source"),
+            ),
+            nonempty=True,
+            label=("version",),
+        ),
+    },
+    required=("releases",),
+)
+
+
+def _is(parse: Any, val: Any) -> bool:
+    """Whether a string parses (a version or a specifier); other types are the shape's to report."""
+    if not isinstance(val, str):
+        return True
+    try:
+        parse(val)
+    except (InvalidVersion, InvalidSpecifier):
+        return False
+    return True
+
+
+def _rows(doc: Mapping[str, Any], key: str) -> list[tuple[int, Mapping[str, Any]]]:
+    rows = doc.get(key)
+    return [(i, r) for i, r in enumerate(rows if isinstance(rows, list) else ()) if isinstance(r, Mapping)]
+
+
+def _build_rules(b: Mapping[str, Any], where: str, majors: set[Any]) -> list[str]:
+    out = []
+    if isinstance(b.get("major"), int) and b["major"] not in majors:
+        out.append(f"{where}: CUDA major {b['major']} has no row in cuda_majors")
+    if not _is(SpecifierSet, b.get("cudnn")):
+        out.append(f"{where}: 'cudnn' is not a specifier")
+    kind = b.get("kind")
+    if kind == "plugin" and (not b.get("package") or not b.get("pin")):
+        out.append(f"{where}: a plugin build needs 'package' and 'pin'")
+    if kind == "plugin" and b.get("plugin_version") and not b.get("plugin_source"):
+        out.append(f"{where}: 'plugin_version' needs 'plugin_source'")
+    if kind == "monolithic" and (not b.get("jaxlib") or not b.get("index")):
+        out.append(f"{where}: a monolithic build needs 'jaxlib' and 'index'")
+    for key in ("cuda_min", "nccl_min", "plugin_version"):
+        if not _is(Version, b.get(key)):
+            out.append(f"{where}: {key!r} is not a version")
+    return out
+
+
+def _rules(doc: Mapping[str, Any]) -> list[str]:
+    """What the shape cannot say: versions and specifiers parse, one row per version, known CUDA majors."""
+    out: list[str] = []
+    majors = set()
+    for i, row in _rows(doc, "cuda_majors"):
+        majors.add(row.get("major"))
+        if not (_is(Version, row.get("cc_min")) and _is(Version, row.get("driver_min_linux"))):
+            out.append(f"cuda_majors[{i}] ({row.get('major')}): cc_min and driver_min_linux must be versions")
+    seen: set[Version] = set()
+    for i, row in _rows(doc, "releases"):
+        where = f"releases[{i}] ({row.get('version')})"
+        v = row.get("version")
+        if isinstance(v, str) and _is(Version, v):
+            if Version(v) in seen:
+                out.append(f"{where}: duplicate version")
+            seen.add(Version(v))
+        elif isinstance(v, str):
+            out.append(f"{where}: 'version' is not a version")
+        for key in ("requires_python", "jaxlib"):
+            if not _is(SpecifierSet, row.get(key)):
+                out.append(f"{where}: {key!r} is not a specifier")
+        for j, b in _rows(row, "cuda"):
+            out.extend(_build_rules(b, f"{where}.cuda[{j}] ({b.get('major')})", majors))
+    return out
+
+
+def validate_document(doc: Any) -> list[str]:
+    """Every problem in a jax.yaml document (empty when valid)."""
+    return problems(SHAPE, doc, _rules)
+
+
+register_side_file(FILE, validate_document)
 
 
 def _s(row: Mapping[str, Any], key: str) -> str | None:
@@ -174,138 +294,51 @@ def _s(row: Mapping[str, Any], key: str) -> str | None:
     return None if val is None else str(val)
 
 
+def _build(b: Mapping[str, Any]) -> JaxCudaBuild:
+    return JaxCudaBuild(
+        major=b["major"],
+        kind=str(b["kind"]),
+        extras=tuple(str(e) for e in b.get("extras") or ()),
+        package=_s(b, "package"),
+        pin=_s(b, "pin"),
+        plugin_version=_s(b, "plugin_version"),
+        cuda_min=_s(b, "cuda_min"),
+        cudnn=_s(b, "cudnn"),
+        nccl_min=_s(b, "nccl_min"),
+        jaxlib=_s(b, "jaxlib"),
+        index=_s(b, "index"),
+        plugin_source=_s(b, "plugin_source"),
+    )
+
+
 def parse_document(doc: Any) -> tuple[JaxTable | None, list[str]]:
-    """The table and every problem found (the table is None when the document is unusable)."""
-    out: list[str] = []
-    if not isinstance(doc, Mapping):
-        return None, ["top level must be a mapping"]
-    upd = doc.get("updated")
-    if not isinstance(upd, _dt.date):
-        out.append("missing or malformed 'updated: YYYY-MM-DD'")
-    majors: dict[int, JaxCudaMajor] = {}
-    for i, row in enumerate(doc.get("cuda_majors") or []):
-        where = f"cuda_majors[{i}]"
-        if not isinstance(row, Mapping) or not isinstance(row.get("major"), int):
-            out.append(f"{where}: needs an integer 'major'")
-            continue
-        for key in ("cc_min", "driver_min_linux", "source"):
-            if not row.get(key):
-                out.append(f"{where}: missing {key!r}")
-        try:
-            Version(str(row.get("cc_min")))
-            Version(str(row.get("driver_min_linux")))
-        except InvalidVersion:
-            out.append(f"{where}: cc_min and driver_min_linux must be versions")
-            continue
-        majors[row["major"]] = JaxCudaMajor(
-            row["major"], str(row["cc_min"]), str(row["driver_min_linux"]), str(row.get("source"))
+    """The table and every problem found (the table is None unless the document is valid)."""
+    found = validate_document(doc)
+    if found:
+        return None, found
+    majors = {
+        r["major"]: JaxCudaMajor(r["major"], str(r["cc_min"]), str(r["driver_min_linux"]), str(r["source"]))
+        for r in doc.get("cuda_majors") or ()
+    }
+    rels = [
+        JaxRelease(
+            version=str(row["version"]),
+            released=str(row.get("released") or ""),
+            python=tuple(str(p) for p in row.get("python") or ()),
+            requires_python=_s(row, "requires_python") or "",
+            jaxlib=_s(row, "jaxlib"),
+            minimum_jaxlib=_s(row, "minimum_jaxlib"),
+            extras=tuple(str(e) for e in row.get("extras") or ()),
+            cuda_extra=row.get("cuda_extra"),
+            cuda=tuple(_build(b) for b in row.get("cuda") or ()),
+            source=str(row["source"]),
+            doc=_s(row, "doc"),
         )
-    rels: list[JaxRelease] = []
-    seen: set[Version] = set()
-    rows = doc.get("releases")
-    if not isinstance(rows, list) or not rows:
-        out.append("'releases' must be a non-empty list")
-        rows = []
-    for i, row in enumerate(rows):
-        where = f"releases[{i}]"
-        if not isinstance(row, Mapping):
-            out.append(f"{where}: must be a mapping")
-            continue
-        where = f"releases[{i}] {row.get('version')!r}"
-        try:
-            v = Version(str(row.get("version")))
-        except InvalidVersion:
-            out.append(f"{where}: 'version' is not a version")
-            continue
-        if v in seen:
-            out.append(f"{where}: duplicate version")
-        seen.add(v)
-        if not row.get("source"):
-            out.append(f"{where}: missing 'source'")
-        rp = _s(row, "requires_python") or ""
-        try:
-            SpecifierSet(rp)
-        except InvalidSpecifier:
-            out.append(f"{where}: 'requires_python' is not a specifier")
-        for key in ("jaxlib",):
-            if row.get(key) is not None:
-                try:
-                    SpecifierSet(str(row[key]))
-                except InvalidSpecifier:
-                    out.append(f"{where}: {key!r} is not a specifier")
-        py = row.get("python") or []
-        if not isinstance(py, list) or not all(re.match(r"^3\.\d{1,2}$", str(p)) for p in py):
-            out.append(f"{where}: 'python' must be a list of X.Y")
-            py = []
-        builds: list[JaxCudaBuild] = []
-        for j, b in enumerate(row.get("cuda") or []):
-            bw = f"{where} cuda[{j}]"
-            if not isinstance(b, Mapping) or not isinstance(b.get("major"), int):
-                out.append(f"{bw}: needs an integer 'major'")
-                continue
-            kind = b.get("kind")
-            if kind not in ("plugin", "monolithic"):
-                out.append(f"{bw}: kind must be plugin or monolithic")
-                continue
-            if b["major"] not in majors:
-                out.append(f"{bw}: CUDA major {b['major']} has no row in cuda_majors")
-            build = JaxCudaBuild(
-                major=b["major"],
-                kind=str(kind),
-                extras=tuple(str(e) for e in b.get("extras") or ()),
-                package=_s(b, "package"),
-                pin=_s(b, "pin"),
-                plugin_version=_s(b, "plugin_version"),
-                cuda_min=_s(b, "cuda_min"),
-                cudnn=_s(b, "cudnn"),
-                nccl_min=_s(b, "nccl_min"),
-                jaxlib=_s(b, "jaxlib"),
-                index=_s(b, "index"),
-                plugin_source=_s(b, "plugin_source"),
-            )
-            if build.cudnn and build.cudnn_spec is None:
-                out.append(f"{bw}: 'cudnn' is not a specifier")
-            if kind == "plugin" and (not build.package or not build.pin):
-                out.append(f"{bw}: a plugin build needs 'package' and 'pin'")
-            if kind == "plugin" and build.plugin_version and not build.plugin_source:
-                out.append(f"{bw}: 'plugin_version' needs 'plugin_source'")
-            if kind == "monolithic" and (not build.jaxlib or not build.index):
-                out.append(f"{bw}: a monolithic build needs 'jaxlib' and 'index'")
-            for key in ("cuda_min", "nccl_min", "plugin_version"):
-                val = getattr(build, key)
-                if val is not None:
-                    try:
-                        Version(val)
-                    except InvalidVersion:
-                        out.append(f"{bw}: {key!r} is not a version")
-            builds.append(build)
-        ce = row.get("cuda_extra")
-        if ce is not None and not isinstance(ce, int):
-            out.append(f"{where}: 'cuda_extra' must be a CUDA major")
-            ce = None
-        rels.append(
-            JaxRelease(
-                version=str(row["version"]),
-                released=str(row.get("released") or ""),
-                python=tuple(str(p) for p in py),
-                requires_python=rp,
-                jaxlib=_s(row, "jaxlib"),
-                minimum_jaxlib=_s(row, "minimum_jaxlib"),
-                extras=tuple(str(e) for e in row.get("extras") or ()),
-                cuda_extra=ce,
-                cuda=tuple(builds),
-                source=str(row.get("source") or ""),
-                doc=_s(row, "doc"),
-            )
-        )
+        for row in doc["releases"]
+    ]
     rels.sort(key=lambda r: r.parsed, reverse=True)
-    table = JaxTable(upd.isoformat() if isinstance(upd, _dt.date) else "unknown", majors, tuple(rels))
-    return table, out
-
-
-def validate_document(doc: Any) -> list[str]:
-    """Every problem in a jax.yaml document (empty when valid); for `compat matrix validate`."""
-    return parse_document(doc)[1]
+    upd = doc["updated"]
+    return JaxTable(upd if isinstance(upd, str) else upd.isoformat(), majors, tuple(rels)), []
 
 
 _TABLES: dict[int, JaxTable] = {}

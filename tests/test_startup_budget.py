@@ -130,7 +130,7 @@ def test_extra_matrix_files_are_parsed_once_per_content(
     def no_yaml(text: str) -> object:
         raise AssertionError("parsed again although the file did not change")
 
-    monkeypatch.setattr(model_mod, "_yaml_load", no_yaml)
+    monkeypatch.setattr(model_mod, "load_yaml", no_yaml)
     assert LazyDocs(d, {})["xid.yaml"] == first  # from the cache
     (d / "xid.yaml").write_text((d / "xid.yaml").read_text() + "\n# changed\n")
     assert LazyDocs(d, {})["xid.yaml"] is None  # changed bytes: parsed again (here: the stub fails, so None)

@@ -93,6 +93,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "compat.findings",
             "compat.matrix",
             "compat.jaxmatrix",
+            "compat.matrixfiles",
             "compat.probes.model",
             "compat.probes.codec",
             "compat.probes.probeset",

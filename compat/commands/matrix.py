@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from types import ModuleType
 from typing import Any, Optional
 
 import typer
@@ -218,6 +219,17 @@ def _framework_key(
     return rel.raw
 
 
+def side_file_owners() -> tuple[ModuleType, ...]:
+    """Every module that owns a matrix side file: importing one registers its file's validator
+    (compat.matrixfiles), so `compat matrix validate` checks every file. A new side file's owner goes here."""
+    from compat import jaxmatrix
+    from compat.dockerfile import drivers, images
+    from compat.explain import catalogue, error_codes
+    from compat.probes import health
+
+    return (catalogue, error_codes, images, drivers, health, jaxmatrix)
+
+
 EXAMPLE_KEYS = {
     "cuda": "12.4",
     "gpu": "'RTX 4090'",
@@ -240,6 +252,7 @@ def register(app: typer.Typer) -> None:
         from compat.cli import matrix_dir
 
         d = resolve_matrix_dir(directory or matrix_dir(None))
+        side_file_owners()
         try:
             m = load_matrix(d, validate_extras=True)
         except MatrixError as exc:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as _dt
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -13,6 +12,7 @@ from compat._record import record
 from compat.checks.rules import driver_requirement
 from compat.findings import Finding, Fix
 from compat.matrix import Matrix
+from compat.matrixfiles import document, integer, items, mapping, problems, register_side_file, text, url
 from compat.versions import major_minor
 
 FILE = "driver_branches.yaml"
@@ -63,47 +63,40 @@ class Branch:
 
 
 def _eol(value: Any) -> tuple[int, int] | None:
+    """(year, month) of a validated `eol: YYYY-MM`."""
     if value is None:
         return None
-    m = re.fullmatch(r"(\d{4})-(\d{2})", str(value).strip())
-    if m is None or not 1 <= int(m.group(2)) <= 12:
-        raise ValueError(f"eol {value!r} is not YYYY-MM")
-    return int(m.group(1)), int(m.group(2))
+    year, month = str(value).split("-")
+    return int(year), int(month)
+
+
+SHAPE = document(
+    {
+        "branches": items(
+            mapping(
+                {
+                    "branch": integer(ge=100, le=9999),
+                    "designation": text(enum=DESIGNATIONS),
+                    "eol": text(pattern=r"^\d{4}-(0[1-9]|1[0-2])$", form="YYYY-MM"),
+                    "source": url(),
+                },
+                required=("branch", "designation", "source"),
+            ),
+            nonempty=True,
+            label=("branch",),
+            unique=("branch",),
+        )
+    },
+    required=("branches",),
+)
 
 
 def validate_document(doc: Any) -> list[str]:
     """Every problem in a driver_branches.yaml document (empty when valid)."""
-    problems: list[str] = []
-    if not isinstance(doc, Mapping):
-        return ["the file is not a mapping"]
-    if "updated" not in doc:
-        problems.append("no 'updated' date")
-    rows = doc.get("branches")
-    if not isinstance(rows, list) or not rows:
-        return [*problems, "'branches' must be a non-empty list"]
-    seen: set[int] = set()
-    for i, row in enumerate(rows):
-        where = f"branches[{i}]"
-        if not isinstance(row, Mapping):
-            problems.append(f"{where} is not a mapping")
-            continue
-        b = row.get("branch")
-        if not isinstance(b, int) or isinstance(b, bool) or not 100 <= b <= 9999:
-            problems.append(f"{where}: branch must be a driver branch number such as 580")
-        elif b in seen:
-            problems.append(f"{where}: branch {b} listed twice")
-        else:
-            seen.add(b)
-        if row.get("designation") not in DESIGNATIONS:
-            problems.append(f"{where}: designation must be one of {', '.join(DESIGNATIONS)}")
-        try:
-            _eol(row.get("eol"))
-        except ValueError as exc:
-            problems.append(f"{where}: {exc}")
-        src = row.get("source")
-        if not isinstance(src, str) or not src.startswith("https://"):
-            problems.append(f"{where}: source must be the https URL the row was read from")
-    return problems
+    return problems(SHAPE, doc)
+
+
+register_side_file(FILE, validate_document)
 
 
 def branches(m: Matrix) -> list[Branch]:

@@ -15,6 +15,18 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from compat._record import record
+from compat.matrixfiles import (
+    Shape,
+    anything,
+    document,
+    integer,
+    items,
+    mapping,
+    problems,
+    register_side_file,
+    text,
+    url,
+)
 
 CUDA_REPOS = ("nvidia/cuda", "nvcr.io/nvidia/cuda")
 _CUDA_TAG_RE = re.compile(
@@ -364,49 +376,93 @@ def ngc_releases(raw: Mapping[str, Any], image: str) -> list[str]:
 # ------------------------------------------------------------------ validation
 
 
-_DOTTED = re.compile(r"^\d+(\.\d+){0,3}$")
-_DRIVER = re.compile(r"^\d{3}(\.\d{1,3}){0,2}$")
+_PY = text(pattern=r"^3\.\d{1,2}$", form="a Python version X.Y")
+_DOTTED = text(pattern=r"^\d+(\.\d+){0,3}$", form="a dotted version")
+_DRIVER = text(pattern=r"^\d{3}(\.\d{1,3}){0,2}$", form="a driver version")
 
 
-def _check_str(
-    row: Mapping[str, Any],
-    key: str,
-    where: str,
-    out: list[str],
-    *,
-    required: bool = False,
-    pattern: re.Pattern[str] | None = None,
-) -> None:
-    if key not in row or row[key] is None:
-        if required:
-            out.append(f"{where}: missing '{key}'")
-        return
-    v = row[key]
-    if not isinstance(v, str):
-        out.append(f"{where}: '{key}' must be a quoted string, got {v!r}")
-        return
-    if pattern is not None and not pattern.match(v):
-        out.append(f"{where}: '{key}' {v!r} is malformed")
+def _rows(fields: dict[str, Shape], *required: str, label: str = "", unique: tuple[str, ...] = ()) -> Shape:
+    """A section of sourced rows."""
+    row = mapping({**fields, "source": url()}, required=(*required, "source"))
+    return items(row, label=(label,) if label else (), unique=unique)
 
 
-def _rows(doc: Mapping[str, Any], section: str, out: list[str]) -> list[tuple[str, Mapping[str, Any]]]:
-    rows = doc.get(section)
-    if rows is None:
-        return []
-    if not isinstance(rows, list):
-        out.append(f"'{section}' must be a list")
-        return []
-    res = []
-    for i, row in enumerate(rows):
-        where = f"{section}[{i}]"
+SHAPE = document(
+    {
+        "os": _rows(
+            {"name": text(), "python": _PY, "images": items(text())}, "name", label="name", unique=("name",)
+        ),
+        "nvidia_cuda": mapping(
+            {
+                "cudnn_unnumbered_major": integer(),
+                "cudnn": _rows(
+                    {
+                        "cuda": _DOTTED,
+                        "tag": text(pattern=r"^cudnn\d*$", form="cudnn or cudnnN"),
+                        "cudnn": _DOTTED,
+                    },
+                    "cuda",
+                    "tag",
+                    "cudnn",
+                ),
+                "require_cuda": _rows(
+                    {
+                        "cuda": _DOTTED,
+                        "branches": items(text(pattern=r"^\d+$", form='a quoted driver branch like "535"')),
+                    },
+                    "cuda",
+                    "branches",
+                ),
+                "deleted": _rows({"cuda": _DOTTED, "evidence": text()}, "cuda", "evidence"),
+            }
+        ),
+        "ngc": _rows(
+            {
+                "release": text(pattern=r"^\d{2}\.\d{2}$", form="YY.MM"),
+                "cuda": _DOTTED,
+                "cudnn": _DOTTED,
+                "python": _PY,
+                "min_driver": _DRIVER,
+                "framework": anything(),
+                "images": items(text(enum=("pytorch", "tensorflow")), nonempty=True),
+            },
+            "release",
+            "cuda",
+            "images",
+            label="release",
+        ),
+        "stale_apt_key": _rows(
+            {"image": text(), "evidence": text(), "torch_below": _DOTTED}, "image", "evidence"
+        ),
+        "pytorch_images": _rows({"version": _DOTTED, "python": _PY}, "version", "python", label="version"),
+        "tensorflow_images": _rows({"version": _DOTTED, "python": _PY}, "version", label="version"),
+        "conda_images": _rows({"image": text()}, "image", label="image"),
+    }
+)
+
+
+def _rules(doc: Mapping[str, Any]) -> list[str]:
+    """What the shape cannot say: NGC frameworks are versions, and one row per (release, image)."""
+    out: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    rows = doc.get("ngc")
+    for i, row in enumerate(rows if isinstance(rows, list) else ()):
         if not isinstance(row, Mapping):
-            out.append(f"{where}: row must be a mapping")
             continue
-        src = row.get("source")
-        if not isinstance(src, str) or not src.strip():
-            out.append(f"{where}: missing 'source' (every row cites its official source)")
-        res.append((where, row))
-    return res
+        where = f"ngc[{i}] ({row.get('release')})"
+        fw = row.get("framework")
+        if fw is not None:
+            try:
+                Version(str(fw))
+            except (InvalidVersion, ValueError):  # ValueError: a number of over 4300 digits
+                out.append(f"{where}: 'framework' {str(fw)[:40]!r} is not a version")
+        imgs = row.get("images")
+        for image in imgs if isinstance(imgs, list) else ():
+            key = (str(row.get("release")), str(image))
+            if key in seen:
+                out.append(f"{where}: duplicate {image} release {key[0]}")
+            seen.add(key)
+    return out
 
 
 def deleted_row(raw: Mapping[str, Any], cuda: str) -> Mapping[str, Any] | None:
@@ -421,80 +477,7 @@ def deleted_row(raw: Mapping[str, Any], cuda: str) -> Mapping[str, Any] | None:
 
 def validate_document(doc: Any) -> list[str]:
     """Every problem in an images.yaml document (empty when valid)."""
-    out: list[str] = []
-    if not isinstance(doc, Mapping):
-        return ["top level must be a mapping"]
-    u = doc.get("updated")
-    if not isinstance(u, _dt.date):
-        out.append("missing or malformed 'updated: YYYY-MM-DD'")
-    py = re.compile(r"^3\.\d{1,2}$")
-    names: set[str] = set()
-    for where, row in _rows(doc, "os", out):
-        _check_str(row, "name", where, out, required=True)
-        _check_str(row, "python", where, out, pattern=py)
-        if str(row.get("name")) in names:  # str(): a list or mapping there must not raise TypeError
-            out.append(f"{where}: duplicate os {row.get('name')!r}")
-        names.add(str(row.get("name")))
-        imgs = row.get("images")
-        if imgs is not None and (not isinstance(imgs, list) or not all(isinstance(x, str) for x in imgs)):
-            out.append(f"{where}: 'images' must be a list of image names")
-    nv = doc.get("nvidia_cuda")
-    if nv is not None:
-        if not isinstance(nv, Mapping):
-            out.append("'nvidia_cuda' must be a mapping")
-        else:
-            if nv.get("cudnn_unnumbered_major") is not None and not isinstance(
-                nv.get("cudnn_unnumbered_major"), int
-            ):
-                out.append("nvidia_cuda.cudnn_unnumbered_major must be an integer")
-            for where, row in _rows(nv, "cudnn", out):
-                where = "nvidia_cuda." + where
-                _check_str(row, "cuda", where, out, required=True, pattern=_DOTTED)
-                _check_str(row, "tag", where, out, required=True, pattern=re.compile(r"^cudnn\d*$"))
-                _check_str(row, "cudnn", where, out, required=True, pattern=_DOTTED)
-            for where, row in _rows(nv, "require_cuda", out):
-                where = "nvidia_cuda." + where
-                _check_str(row, "cuda", where, out, required=True, pattern=_DOTTED)
-                br = row.get("branches")
-                if not isinstance(br, list) or not all(isinstance(b, str) and b.isdigit() for b in br):
-                    out.append(f"{where}: 'branches' must be a list of quoted driver branches like \"535\"")
-            for where, row in _rows(nv, "deleted", out):
-                where = "nvidia_cuda." + where
-                _check_str(row, "cuda", where, out, required=True, pattern=_DOTTED)
-                _check_str(row, "evidence", where, out, required=True)
-    seen: set[tuple[str, str]] = set()
-    for where, row in _rows(doc, "ngc", out):
-        _check_str(row, "release", where, out, required=True, pattern=re.compile(r"^\d{2}\.\d{2}$"))
-        _check_str(row, "cuda", where, out, required=True, pattern=_DOTTED)
-        _check_str(row, "cudnn", where, out, pattern=_DOTTED)
-        _check_str(row, "python", where, out, pattern=py)
-        _check_str(row, "min_driver", where, out, pattern=_DRIVER)
-        fw = row.get("framework")
-        if fw is not None:
-            try:
-                Version(str(fw))
-            except (InvalidVersion, ValueError):  # ValueError: a number of over 4300 digits
-                out.append(f"{where}: 'framework' {str(fw)[:40]!r} is not a version")
-        imgs = row.get("images")
-        if not isinstance(imgs, list) or not imgs or not all(i in ("pytorch", "tensorflow") for i in imgs):
-            out.append(f"{where}: 'images' must list pytorch and/or tensorflow")
-            continue
-        for i in imgs:
-            key = (str(row.get("release")), i)
-            if key in seen:
-                out.append(f"{where}: duplicate {i} release {key[0]}")
-            seen.add(key)
-    for where, row in _rows(doc, "stale_apt_key", out):
-        _check_str(row, "image", where, out, required=True)
-        _check_str(row, "evidence", where, out, required=True)
-        _check_str(row, "source", where, out, required=True)
-        _check_str(row, "torch_below", where, out, pattern=_DOTTED)
-    for where, row in _rows(doc, "pytorch_images", out):
-        _check_str(row, "version", where, out, required=True, pattern=_DOTTED)
-        _check_str(row, "python", where, out, required=True, pattern=py)
-    for where, row in _rows(doc, "tensorflow_images", out):
-        _check_str(row, "version", where, out, required=True, pattern=_DOTTED)
-        _check_str(row, "python", where, out, pattern=py)
-    for where, row in _rows(doc, "conda_images", out):
-        _check_str(row, "image", where, out, required=True)
-    return out
+    return problems(SHAPE, doc, _rules)
+
+
+register_side_file("images.yaml", validate_document)

@@ -24,6 +24,7 @@ from compat.explain.signature import (
     trie_pattern,
 )
 from compat.findings import Fix
+from compat.matrixfiles import register_side_file
 
 FILE = "signatures.yaml"
 
@@ -350,6 +351,9 @@ def _deaths(rows: Any, ids: set[str], problems: list[str]) -> tuple[Death, ...]:
 def validate_document(doc: Any) -> list[str]:
     """Every problem in a signatures.yaml document (empty when valid); registered in compat.matrix."""
     return _build(doc)[1]
+
+
+register_side_file(FILE, validate_document)
 
 
 def load_catalogue(doc: Any) -> Catalogue:

@@ -8,6 +8,17 @@ from typing import Any
 from compat.errors import MatrixError
 from compat.explain.categories import CATEGORIES
 from compat.explain.signature import Catalogue, Signature, trie_pattern
+from compat.matrixfiles import (
+    document,
+    integer,
+    items,
+    mapping,
+    number,
+    problems,
+    register_side_file,
+    text,
+    url,
+)
 
 CODES_FILE = "error_codes.yaml"
 ENUMS = (
@@ -19,7 +30,6 @@ ENUMS = (
     "nvmlReturn_t",
     "absl::StatusCode",
 )
-_CODE_KEYS = {"enum", "name", "value", "category", "confidence", "meaning", "message", "source", "header"}
 
 
 MIN_MESSAGE_WORDS = 3
@@ -50,9 +60,39 @@ _FAMILY_KEYWORD = {
 }
 
 
+SHAPE = document(
+    {
+        "codes": items(
+            mapping(
+                {
+                    "enum": text(enum=ENUMS),
+                    "name": text(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", form="an identifier"),
+                    "value": integer(),
+                    "category": text(enum=CATEGORIES),
+                    "confidence": number(gt=0, le=1),
+                    "meaning": text(),
+                    "message": text(blank=True),
+                    "source": url(),
+                    "header": text(),
+                },
+                required=("enum", "name", "value", "category", "confidence", "meaning", "source", "header"),
+                closed=True,
+            ),
+            nonempty=True,
+            label=("enum", "name"),
+            unique=("enum", "name"),
+        )
+    },
+    required=("codes",),
+)
+
+
 def validate_codes(doc: Any) -> list[str]:
-    """Every problem in an error_codes.yaml document (registered in compat.matrix.EXTRA_VALIDATORS)."""
-    return _codes(doc)[2]
+    """Every problem in an error_codes.yaml document (empty when valid)."""
+    return problems(SHAPE, doc)
+
+
+register_side_file(CODES_FILE, validate_codes)
 
 
 def _code_pattern(enum: str, name: str, message: str | None) -> str:
@@ -76,53 +116,18 @@ def _code_pattern(enum: str, name: str, message: str | None) -> str:
     return rf"(?<![A-Za-z0-9_])(?:{alt})(?![A-Za-z0-9_])"
 
 
-def _codes(doc: Any) -> tuple[list[Signature], dict[int, Signature], list[str]]:
-    problems: list[str] = []
+def _codes(doc: Any) -> tuple[list[Signature], dict[int, Signature]]:
+    """One signature per code of a validated document, and the cudaError_t ones by value."""
     sigs: list[Signature] = []
     by_value: dict[int, Signature] = {}
-    if not isinstance(doc, dict) or not isinstance(doc.get("codes"), list) or not doc["codes"]:
-        return [], {}, ["the document must be a mapping with 'updated' and a non-empty 'codes' list"]
-    seen: set[tuple[str, str]] = set()
-    for i, row in enumerate(doc["codes"]):
-        where = f"codes[{i}]"
-        if not isinstance(row, dict):
-            problems.append(f"{where}: must be a mapping")
-            continue
-        n0 = len(problems)
-        enum, name, value = row.get("enum"), row.get("name"), row.get("value")
-        where = f"{where} ({enum} {name})"
-        if set(row) - _CODE_KEYS:
-            problems.append(f"{where}: unknown keys {sorted(set(row) - _CODE_KEYS)}")
-        if enum not in ENUMS:
-            problems.append(f"{where}: 'enum' must be one of {', '.join(ENUMS)}")
-        if not isinstance(name, str) or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
-            problems.append(f"{where}: 'name' must be an identifier")
-        if isinstance(value, bool) or not isinstance(value, int):
-            problems.append(f"{where}: 'value' must be an integer")
-        if (str(enum), str(name)) in seen:
-            problems.append(f"{where}: duplicate")
-        seen.add((str(enum), str(name)))
-        cat = row.get("category")
-        if cat not in CATEGORIES:
-            problems.append(f"{where}: unknown category {cat!r}")
-        conf = row.get("confidence")
-        if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0.0 < float(conf) <= 1.0:
-            problems.append(f"{where}: 'confidence' must be a number in (0, 1]")
-        for key in ("meaning", "source", "header"):
-            if not isinstance(row.get(key), str) or not row[key].strip():
-                problems.append(f"{where}: missing '{key}'")
-        if isinstance(row.get("source"), str) and not row["source"].startswith("https://"):
-            problems.append(f"{where}: 'source' must be a URL")
-        msg = row.get("message")
-        if msg is not None and not isinstance(msg, str):
-            problems.append(f"{where}: 'message' must be a string")
-        if len(problems) > n0:
-            continue
+    for row in doc["codes"]:
+        enum, name, value, msg = str(row["enum"]), str(row["name"]), row["value"], row.get("message")
+        cat = str(row["category"])
         # One keyword per family (its common prefix), not one per code: the pre-filter's automaton stays
         # small (fast), and the few lines holding a prefix are checked against each row's exact name.
-        kws = [_FAMILY_KEYWORD.get(str(enum), str(name).lower())]
-        if enum == "nvmlReturn_t" and str(name).startswith("NVML_ERROR_"):
-            kws.extend(["nvmlerror_", _short_nvml(str(name)).lower()])
+        kws = [_FAMILY_KEYWORD.get(enum, name.lower())]
+        if enum == "nvmlReturn_t" and name.startswith("NVML_ERROR_"):
+            kws.extend(["nvmlerror_", _short_nvml(name).lower()])
         if enum == "absl::StatusCode":
             kws = (
                 ["resource_exhausted:", "resource exhausted:"]
@@ -134,30 +139,31 @@ def _codes(doc: Any) -> tuple[list[Signature], dict[int, Signature], list[str]]:
             kws.append(own.lower())
         title = None if cat != "gpu_error" else f"{enum} {name}"
         sig = Signature(
-            f"code-{str(enum).replace('::', '-').lower()}-{str(name).lower()}",
-            str(cat),
+            f"code-{enum.replace('::', '-').lower()}-{name.lower()}",
+            cat,
             tuple(dict.fromkeys(kws)),
-            re.compile(_code_pattern(str(enum), str(name), msg), re.IGNORECASE),
+            re.compile(_code_pattern(enum, name, msg), re.IGNORECASE),
             float(row["confidence"]),
             f"{enum} {name} ({value}): " + " ".join(str(row["meaning"]).split()),
             title,
-            {"error_code": str(name)},
+            {"error_code": name},
             (),
             str(row["source"]),
         )
         sigs.append(sig)
         if enum == "cudaError_t":
-            by_value[int(row["value"])] = sig
-    return sigs, by_value, problems
+            by_value[int(value)] = sig
+    return sigs, by_value
 
 
 def with_codes(cat: Catalogue, doc: Any) -> Catalogue:
     """The catalogue plus one signature per error code of an error_codes.yaml document (lazily loaded)."""
     if doc is None:
         return cat
-    sigs, by_value, problems = _codes(doc)
-    if problems:
-        raise MatrixError([f"{CODES_FILE}: {p}" for p in problems])
+    found = validate_codes(doc)
+    if found:
+        raise MatrixError([f"{CODES_FILE}: {p}" for p in found])
+    sigs, by_value = _codes(doc)
     have = {s.id for s in cat.all_rows}
     new = tuple(s for s in sigs if s.id not in have)
     words = cat.keywords | {k for s in new for k in s.keywords}

@@ -8,12 +8,9 @@ look-ups), `load` (directories, validators, caches), `diskcache` (the parsed-doc
 
 from __future__ import annotations
 
-from compat.matrix._checks import _Problems
 from compat.matrix.load import (
-    _CACHE,
-    EXTRA_VALIDATORS,
+    LOADED_MATRICES,
     default_matrix_dir,
-    extra_validators,
     get_matrix,
     iter_sources,
     load_matrix,
@@ -39,18 +36,17 @@ from compat.matrix.rows import (
     TorchRelease,
     TorchVariant,
 )
-from compat.matrix.yamlio import MAX_YAML_DEPTH, _yaml_load, load_yaml
+from compat.matrix.yamlio import MAX_YAML_DEPTH, load_yaml
 
 __all__ = [
     "CORE_FILES",
     "ENV_MATRIX_DIR",
-    "EXTRA_VALIDATORS",
     "KNOWN_ISSUE_FACTS",
     "KNOWN_ISSUE_FLAGS",
     "MAX_YAML_DEPTH",
     "NA",
     "OSES",
-    "_CACHE",
+    "LOADED_MATRICES",
     "CCRow",
     "CudaRelease",
     "CudnnPackage",
@@ -63,10 +59,7 @@ __all__ = [
     "TfRelease",
     "TorchRelease",
     "TorchVariant",
-    "_Problems",
-    "_yaml_load",
     "default_matrix_dir",
-    "extra_validators",
     "get_matrix",
     "gpu_keys",
     "iter_sources",

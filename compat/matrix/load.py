@@ -1,4 +1,4 @@
-"""Loading the matrix: where it lives, reading and validating every file, the extra validators, the caches."""
+"""Loading the matrix: where it lives, reading and validating every file (side files: their registered validators), the caches."""
 
 from __future__ import annotations
 
@@ -6,25 +6,26 @@ import datetime as _dt
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from packaging.version import Version
 
 from compat.errors import InputError, MatrixError
 from compat.inputs import read_bytes
 from compat.matrix import diskcache
-from compat.matrix._checks import _Problems, _updated
 from compat.matrix.model import LazyDocs, Matrix
 from compat.matrix.parse_frameworks import (
-    _cross_checks,
-    _parse_known,
-    _parse_tf,
-    _parse_torch,
-    _parse_torch_abi,
+    cross_validate,
+    parse_known,
+    parse_tf,
+    parse_torch,
+    parse_torch_abi,
 )
-from compat.matrix.parse_nvidia import _parse_cuda, _parse_cudnn, _parse_gpus
+from compat.matrix.parse_nvidia import parse_cuda, parse_cudnn, parse_gpus
 from compat.matrix.rows import CORE_FILES, ENV_MATRIX_DIR
-from compat.matrix.yamlio import _yaml_load
+from compat.matrix.validation import Problems, updated_date
+from compat.matrix.yamlio import load_yaml
+from compat.matrixfiles import side_file_validators
 
 
 def default_matrix_dir() -> Path:
@@ -45,40 +46,9 @@ def resolve_matrix_dir(directory: str | Path | None = None) -> Path:
     return default_matrix_dir()
 
 
-# The validators of the extra files, by file name, as "module:function" (a public, tested name map).
-# `extra_validators()` imports each one explicitly: a renamed or broken validator is an ImportError, never a
-# file that silently stops being validated.
-EXTRA_VALIDATORS: dict[str, str] = {
-    "signatures.yaml": "compat.explain.catalogue:validate_document",
-    "images.yaml": "compat.dockerfile.images:validate_document",
-    "driver_branches.yaml": "compat.dockerfile.drivers:validate_document",
-    "xid.yaml": "compat.probes.health:validate_document",
-    "error_codes.yaml": "compat.explain.error_codes:validate_codes",
-    "jax.yaml": "compat.jaxmatrix:validate_document",
-}
-
-
-def extra_validators() -> dict[str, Callable[[Any], list[str]]]:
-    """File name -> validator function (imported here, on first use: they pull in their subject's module)."""
-    from compat.dockerfile.drivers import validate_document as driver_branches
-    from compat.dockerfile.images import validate_document as images
-    from compat.explain.catalogue import validate_document as signatures
-    from compat.explain.error_codes import validate_codes as error_codes
-    from compat.jaxmatrix import validate_document as jax
-    from compat.probes.health import validate_document as xid
-
-    return {
-        "signatures.yaml": signatures,
-        "images.yaml": images,
-        "driver_branches.yaml": driver_branches,
-        "xid.yaml": xid,
-        "error_codes.yaml": error_codes,
-        "jax.yaml": jax,
-    }
-
-
-def _run_extra_validators(docs: dict[str, Any], p: _Problems) -> None:
-    validators = extra_validators()
+def _run_side_file_validators(docs: dict[str, Any], p: Problems) -> None:
+    """The registered validator of each side file read (compat.matrixfiles: each owner registers its own)."""
+    validators = side_file_validators()
     for name, doc in docs.items():
         func = validators.get(name)
         if func is not None:
@@ -86,7 +56,7 @@ def _run_extra_validators(docs: dict[str, Any], p: _Problems) -> None:
                 p.add(name, problem)
 
 
-def _read_docs(d: Path, p: _Problems, *, validate_extras: bool, cache: bool) -> tuple[dict[str, Any], str]:
+def _read_docs(d: Path, p: Problems, *, validate_extras: bool, cache: bool) -> tuple[dict[str, Any], str]:
     """The YAML documents, and the cache key to store the core ones under once they validate ("" for none)."""
     names = [
         path.name
@@ -109,7 +79,7 @@ def _read_docs(d: Path, p: _Problems, *, validate_extras: bool, cache: bool) -> 
             docs[name] = cached[name]
             continue
         try:
-            docs[name] = _yaml_load(data.decode("utf-8"))
+            docs[name] = load_yaml(data.decode("utf-8"))
         except Exception as exc:  # yaml.YAMLError, UnicodeDecodeError
             clean = False
             mark = getattr(exc, "problem_mark", None)
@@ -126,6 +96,8 @@ def load_matrix(
 ) -> Matrix:
     """Load and validate the matrix; MatrixError lists every problem at once.
 
+    `validate_extras`: also read every other *.yaml file and run its registered validator
+    (compat.matrixfiles.register_side_file; `compat matrix validate` imports every owner first).
     `cache`: reuse the parsed core documents from the on-disk cache when the files' bytes are unchanged
     (validation still runs on every load).
     """
@@ -133,23 +105,23 @@ def load_matrix(
     if not d.is_dir():
         why = "is not a directory" if d.exists() else "does not exist"
         raise InputError(f"matrix directory {str(d)!r} {why}")
-    p = _Problems()
+    p = Problems()
     docs, store_key = _read_docs(d, p, validate_extras=validate_extras, cache=cache)
     for name in CORE_FILES:
         if name not in docs and not any(item.startswith(name) for item in p.items):
             p.add(name, "missing")
     updated: dict[str, _dt.date] = {}
     for name, doc in docs.items():
-        u = _updated(doc, name, p)
+        u = updated_date(doc, name, p)
         if u:
             updated[name] = u
-    cuda, minor, ccs = _parse_cuda(docs.get("cuda.yaml", {}), p) if "cuda.yaml" in docs else ([], {}, [])
-    gpus, index = _parse_gpus(docs["gpus.yaml"], p) if "gpus.yaml" in docs else ([], {})
-    cudnn = _parse_cudnn(docs["cudnn.yaml"], p) if "cudnn.yaml" in docs else []
-    torch = _parse_torch(docs["pytorch.yaml"], p) if "pytorch.yaml" in docs else []
-    abi = _parse_torch_abi(docs["pytorch.yaml"], p) if "pytorch.yaml" in docs else []
-    tf = _parse_tf(docs["tensorflow.yaml"], p) if "tensorflow.yaml" in docs else []
-    known = _parse_known(docs["known_issues.yaml"], p) if "known_issues.yaml" in docs else []
+    cuda, minor, ccs = parse_cuda(docs.get("cuda.yaml", {}), p) if "cuda.yaml" in docs else ([], {}, [])
+    gpus, index = parse_gpus(docs["gpus.yaml"], p) if "gpus.yaml" in docs else ([], {})
+    cudnn = parse_cudnn(docs["cudnn.yaml"], p) if "cudnn.yaml" in docs else []
+    torch = parse_torch(docs["pytorch.yaml"], p) if "pytorch.yaml" in docs else []
+    abi = parse_torch_abi(docs["pytorch.yaml"], p) if "pytorch.yaml" in docs else []
+    tf = parse_tf(docs["tensorflow.yaml"], p) if "tensorflow.yaml" in docs else []
+    known = parse_known(docs["known_issues.yaml"], p) if "known_issues.yaml" in docs else []
     m = Matrix(
         d,
         updated,
@@ -165,9 +137,9 @@ def load_matrix(
         _gpu_index=index,
         torch_abi=abi,
     )
-    _cross_checks(m, p)
+    cross_validate(m, p)
     if validate_extras:
-        _run_extra_validators(docs, p)
+        _run_side_file_validators(docs, p)
     if p.items:
         raise MatrixError(p.items)
     if store_key:  # only a matrix that validated is cached
@@ -175,16 +147,16 @@ def load_matrix(
     return m
 
 
-_CACHE: dict[Path, Matrix] = {}
+LOADED_MATRICES: dict[Path, Matrix] = {}
 
 
 def get_matrix(directory: str | Path | None = None) -> Matrix:
     """load_matrix, memoised per directory for this process."""
     d = resolve_matrix_dir(directory).resolve()
-    m = _CACHE.get(d)
+    m = LOADED_MATRICES.get(d)
     if m is None:
         m = load_matrix(d)
-        _CACHE[d] = m
+        LOADED_MATRICES[d] = m
     return m
 
 

@@ -24,7 +24,7 @@ from compat.matrix.rows import (
     TorchAbi,
     TorchRelease,
 )
-from compat.matrix.yamlio import _yaml_load
+from compat.matrix.yamlio import load_yaml
 from compat.versions import CC
 
 _PREFIXES = ("nvidia ", "geforce ", "tesla ")
@@ -81,7 +81,7 @@ class LazyDocs(dict):  # type: ignore[type-arg]
             cached = diskcache.read(ckey, slot=slot)
             doc = cached[key] if cached is not None and key in cached else None
             if doc is None:
-                doc = _yaml_load(data.decode("utf-8"))
+                doc = load_yaml(data.decode("utf-8"))
                 diskcache.write(ckey, {key: doc}, slot=slot)
             dict.__setitem__(self, key, doc)
         except Exception:  # noqa: BLE001 - a broken extra file is reported by `compat matrix validate`

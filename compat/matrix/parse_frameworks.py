@@ -8,13 +8,21 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
-from compat.matrix._checks import _Problems, _rows, _source, _str_field, _take_na, _try, _where
 from compat.matrix.model import Matrix
 from compat.matrix.rows import KNOWN_ISSUE_FLAGS, KnownIssue, TfRelease, TorchAbi, TorchRelease, TorchVariant
+from compat.matrix.validation import (
+    Problems,
+    parse_field,
+    row_where,
+    section_rows,
+    source_field,
+    str_field,
+    take_na,
+)
 from compat.versions import Arch, major_minor, parse_arch, parse_dotted, parse_python, parse_version
 
 
-def _pythons(row: Mapping[str, Any], w: str, p: _Problems) -> tuple[str, ...]:
+def _pythons(row: Mapping[str, Any], w: str, p: Problems) -> tuple[str, ...]:
     py = row.get("python")
     if not isinstance(py, list) or not py:
         p.add(w, "'python' must be a non-empty list of quoted versions")
@@ -24,12 +32,12 @@ def _pythons(row: Mapping[str, Any], w: str, p: _Problems) -> tuple[str, ...]:
         if not isinstance(x, str):
             p.add(w, f"python version {x!r} must be a quoted string")
             continue
-        if _try(parse_python, x, w, "python", p) is not None:
+        if parse_field(parse_python, x, w, "python", p) is not None:
             out.append(x)
     return tuple(out)
 
 
-def _archs(val: Any, w: str, p: _Problems, key: str) -> tuple[Arch, ...] | None:
+def _archs(val: Any, w: str, p: Problems, key: str) -> tuple[Arch, ...] | None:
     if val is None:
         return None
     if not isinstance(val, list) or not all(isinstance(a, str) for a in val):
@@ -37,13 +45,13 @@ def _archs(val: Any, w: str, p: _Problems, key: str) -> tuple[Arch, ...] | None:
         return None
     out = []
     for a in val:
-        arch = _try(parse_arch, a, w, key, p)
+        arch = parse_field(parse_arch, a, w, key, p)
         if arch is not None:
             out.append(arch)
     return tuple(out)
 
 
-def _pins(val: Any, w: str, key: str, p: _Problems) -> dict[str, str]:
+def _pins(val: Any, w: str, key: str, p: Problems) -> dict[str, str]:
     if val is None:
         return {}
     if not isinstance(val, dict) or not all(
@@ -54,18 +62,18 @@ def _pins(val: Any, w: str, key: str, p: _Problems) -> dict[str, str]:
     return dict(val)
 
 
-def _parse_torch(doc: Any, p: _Problems) -> list[TorchRelease]:
+def parse_torch(doc: Any, p: Problems) -> list[TorchRelease]:
     f = "pytorch.yaml"
     out: list[TorchRelease] = []
     seen: set[Version] = set()
     default_win = doc.get("pypi_default_windows", "cpu") if isinstance(doc, dict) else "cpu"
-    for i, row in enumerate(_rows(doc, f, "releases", p)):
-        w = _where(f, "releases", i, row)
+    for i, row in enumerate(section_rows(doc, f, "releases", p)):
+        w = row_where(f, "releases", i, row)
         if not isinstance(row, dict):
             p.add(w, "row must be a mapping")
             continue
-        raw = _str_field(row, "version", w, p)
-        v = _try(lambda s: parse_version(s, "PyTorch version"), raw, w, "version", p)
+        raw = str_field(row, "version", w, p)
+        v = parse_field(lambda s: parse_version(s, "PyTorch version"), raw, w, "version", p)
         py = _pythons(row, w, p)
         variants: list[TorchVariant] = []
         vlist = row.get("variants")
@@ -79,17 +87,17 @@ def _parse_torch(doc: Any, p: _Problems) -> list[TorchRelease]:
                 p.add(vw, "variant must be a mapping")
                 continue
             vna: dict[str, str] = {}
-            vr = _take_na(vr, ("cudnn", "archs"), vna)
-            tag = _str_field(vr, "tag", vw, p)
+            vr = take_na(vr, ("cudnn", "archs"), vna)
+            tag = str_field(vr, "tag", vw, p)
             if tag is None:
                 continue
             if tag in tags:
                 p.add(vw, f"duplicate variant {tag!r}")
             tags.add(tag)
-            cuda = _str_field(vr, "cuda", vw, p, required=False)
-            _try(lambda s: parse_dotted(s, "CUDA version", min_parts=2), cuda, vw, "cuda", p)
-            cudnn = _str_field(vr, "cudnn", vw, p, required=False)
-            _try(lambda s: parse_dotted(s, "cuDNN version"), cudnn, vw, "cudnn", p)
+            cuda = str_field(vr, "cuda", vw, p, required=False)
+            parse_field(lambda s: parse_dotted(s, "CUDA version", min_parts=2), cuda, vw, "cuda", p)
+            cudnn = str_field(vr, "cudnn", vw, p, required=False)
+            parse_field(lambda s: parse_dotted(s, "cuDNN version"), cudnn, vw, "cudnn", p)
             if tag.startswith("cu") and cuda is None:
                 p.add(vw, "CUDA variant without 'cuda'")
             archs = _archs(vr.get("archs"), vw, p, "archs")
@@ -99,7 +107,7 @@ def _parse_torch(doc: Any, p: _Problems) -> list[TorchRelease]:
         default = row.get("pypi_default")
         if default is not None and (not isinstance(default, str) or default not in tags):
             p.add(w, f"'pypi_default' {default!r} is not one of its variants")
-        src = _source(row, w, p)
+        src = source_field(row, w, p)
         if v is not None:
             if v in seen:
                 p.add(w, "duplicate release")
@@ -120,18 +128,18 @@ def _parse_torch(doc: Any, p: _Problems) -> list[TorchRelease]:
     return out
 
 
-def _parse_torch_abi(doc: Any, p: _Problems) -> list[TorchAbi]:
+def parse_torch_abi(doc: Any, p: Problems) -> list[TorchAbi]:
     """pytorch.yaml's optional `cxx11_abi` table (rows: torch specifier, optional variants, cxx11, source)."""
     f = "pytorch.yaml"
     if not isinstance(doc, dict) or doc.get("cxx11_abi") is None:
         return []
     out: list[TorchAbi] = []
-    for i, row in enumerate(_rows(doc, f, "cxx11_abi", p)):
-        w = _where(f, "cxx11_abi", i, row, key="torch")
+    for i, row in enumerate(section_rows(doc, f, "cxx11_abi", p)):
+        w = row_where(f, "cxx11_abi", i, row, key="torch")
         if not isinstance(row, dict):
             p.add(w, "row must be a mapping")
             continue
-        raw = _str_field(row, "torch", w, p)
+        raw = str_field(row, "torch", w, p)
         spec: SpecifierSet | None = None
         if raw is not None:
             try:
@@ -148,38 +156,38 @@ def _parse_torch_abi(doc: Any, p: _Problems) -> list[TorchAbi]:
         cxx11 = row.get("cxx11")
         if not isinstance(cxx11, bool):
             p.add(w, "'cxx11' must be true or false")
-        src = _source(row, w, p)
+        src = source_field(row, w, p)
         if spec is not None and isinstance(cxx11, bool):
             out.append(TorchAbi(spec, tuple(variants) if variants is not None else None, cxx11, src))
     return out
 
 
-def _parse_tf(doc: Any, p: _Problems) -> list[TfRelease]:
+def parse_tf(doc: Any, p: Problems) -> list[TfRelease]:
     f = "tensorflow.yaml"
     out: list[TfRelease] = []
     seen: set[Version] = set()
-    for i, row in enumerate(_rows(doc, f, "releases", p)):
-        w = _where(f, "releases", i, row)
+    for i, row in enumerate(section_rows(doc, f, "releases", p)):
+        w = row_where(f, "releases", i, row)
         if not isinstance(row, dict):
             p.add(w, "row must be a mapping")
             continue
         tna: dict[str, str] = {}
-        row = _take_na(row, ("cuda", "cudnn", "compute_capabilities", "compiler", "build_tool"), tna)
-        raw = _str_field(row, "version", w, p)
-        v = _try(lambda s: parse_version(s, "TensorFlow version"), raw, w, "version", p)
+        row = take_na(row, ("cuda", "cudnn", "compute_capabilities", "compiler", "build_tool"), tna)
+        raw = str_field(row, "version", w, p)
+        v = parse_field(lambda s: parse_version(s, "TensorFlow version"), raw, w, "version", p)
         py = _pythons(row, w, p)
-        cuda = _str_field(row, "cuda", w, p, required=False)
-        _try(lambda s: parse_dotted(s, "CUDA version", min_parts=2), cuda, w, "cuda", p)
-        cudnn = _str_field(row, "cudnn", w, p, required=False)
-        _try(lambda s: parse_dotted(s, "cuDNN version"), cudnn, w, "cudnn", p)
+        cuda = str_field(row, "cuda", w, p, required=False)
+        parse_field(lambda s: parse_dotted(s, "CUDA version", min_parts=2), cuda, w, "cuda", p)
+        cudnn = str_field(row, "cudnn", w, p, required=False)
+        parse_field(lambda s: parse_dotted(s, "cuDNN version"), cudnn, w, "cudnn", p)
         wg = row.get("windows_gpu")
         if wg is not None and not isinstance(wg, bool):
             p.add(w, "'windows_gpu' must be true or false")
             wg = None
         archs = _archs(row.get("compute_capabilities"), w, p, "compute_capabilities")
-        compiler = _str_field(row, "compiler", w, p, required=False)
-        build_tool = _str_field(row, "build_tool", w, p, required=False)
-        src = _source(row, w, p)
+        compiler = str_field(row, "compiler", w, p, required=False)
+        build_tool = str_field(row, "build_tool", w, p, required=False)
+        src = source_field(row, w, p)
         if v is not None:
             if v in seen:
                 p.add(w, "duplicate release")
@@ -207,18 +215,18 @@ def _parse_tf(doc: Any, p: _Problems) -> list[TfRelease]:
 KNOWN_ISSUE_FACTS = ("torch", "tensorflow", "cuda", "cudnn", "driver", "python", "cc", "jax", "os")
 
 
-def _parse_known(doc: Any, p: _Problems) -> list[KnownIssue]:
+def parse_known(doc: Any, p: Problems) -> list[KnownIssue]:
     f = "known_issues.yaml"
     out: list[KnownIssue] = []
     ids: set[str] = set()
-    for i, row in enumerate(_rows(doc, f, "issues", p)):
-        w = _where(f, "issues", i, row, "id")
+    for i, row in enumerate(section_rows(doc, f, "issues", p)):
+        w = row_where(f, "issues", i, row, "id")
         if not isinstance(row, dict):
             p.add(w, "row must be a mapping")
             continue
-        iid = _str_field(row, "id", w, p)
-        title = _str_field(row, "title", w, p) or ""
-        msg = _str_field(row, "message", w, p) or ""
+        iid = str_field(row, "id", w, p)
+        title = str_field(row, "title", w, p) or ""
+        msg = str_field(row, "message", w, p) or ""
         sev = row.get("severity", "warning")
         if sev not in ("error", "warning", "info"):
             p.add(w, f"'severity' must be error, warning or info, got {sev!r}")
@@ -243,7 +251,7 @@ def _parse_known(doc: Any, p: _Problems) -> list[KnownIssue]:
         if not isinstance(fix, dict):
             p.add(w, "'fix' must be a mapping with text and command")
             fix = {}
-        src = _source(row, w, p)
+        src = source_field(row, w, p)
         if iid is not None:
             if iid in ids:
                 p.add(w, "duplicate id")
@@ -256,7 +264,7 @@ def _parse_known(doc: Any, p: _Problems) -> list[KnownIssue]:
     return out
 
 
-def _cross_checks(m: Matrix, p: _Problems) -> None:
+def cross_validate(m: Matrix, p: Problems) -> None:
     """Rows that contradict another file."""
     cuda_mm = {major_minor(r.version) for r in m.cuda_releases}
     for r in m.torch:
@@ -266,7 +274,7 @@ def _cross_checks(m: Matrix, p: _Problems) -> None:
                 continue
             try:
                 cv = Version(var.cuda)
-            except ValueError:  # a malformed version, already reported by _parse_torch
+            except ValueError:  # a malformed version, already reported by parse_torch
                 continue
             if m.cuda_releases and major_minor(cv) not in cuda_mm:
                 p.add(where, f"CUDA {var.cuda} is not in cuda.yaml")
@@ -276,7 +284,7 @@ def _cross_checks(m: Matrix, p: _Problems) -> None:
     for t in m.tensorflow:
         try:
             t_cuda = Version(t.cuda) if t.cuda else None
-        except ValueError:  # a malformed version, already reported by _parse_tf
+        except ValueError:  # a malformed version, already reported by parse_tf
             continue
         if t_cuda is not None and m.cuda_releases and major_minor(t_cuda) not in cuda_mm:
             p.add(f"tensorflow.yaml: {t.raw}", f"CUDA {t.cuda} is not in cuda.yaml")

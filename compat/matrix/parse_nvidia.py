@@ -6,27 +6,36 @@ from typing import Any
 
 from packaging.version import Version
 
-from compat.matrix._checks import _drivers, _Problems, _rows, _source, _str_field, _take_na, _try, _where
 from compat.matrix.model import gpu_keys
 from compat.matrix.rows import OSES, CCRow, CudaRelease, CudnnPackage, CudnnRelease, GpuRow, MinorCompat
+from compat.matrix.validation import (
+    Problems,
+    drivers_field,
+    parse_field,
+    row_where,
+    section_rows,
+    source_field,
+    str_field,
+    take_na,
+)
 from compat.versions import parse_cc, parse_dotted, parse_driver
 
 
-def _parse_cuda(doc: Any, p: _Problems) -> tuple[list[CudaRelease], dict[int, MinorCompat], list[CCRow]]:
+def parse_cuda(doc: Any, p: Problems) -> tuple[list[CudaRelease], dict[int, MinorCompat], list[CCRow]]:
     f = "cuda.yaml"
     releases: list[CudaRelease] = []
     seen: set[Version] = set()
-    for i, row in enumerate(_rows(doc, f, "releases", p)):
-        w = _where(f, "releases", i, row)
+    for i, row in enumerate(section_rows(doc, f, "releases", p)):
+        w = row_where(f, "releases", i, row)
         if not isinstance(row, dict):
             p.add(w, "row must be a mapping")
             continue
         na: dict[str, str] = {}
-        row = _take_na(row, ("min_driver.linux", "min_driver.windows"), na)
-        raw = _str_field(row, "version", w, p)
-        v = _try(lambda s: parse_dotted(s, "CUDA version", min_parts=2), raw, w, "version", p)
-        src = _source(row, w, p)
-        drivers = _drivers(row, "min_driver", w, p)
+        row = take_na(row, ("min_driver.linux", "min_driver.windows"), na)
+        raw = str_field(row, "version", w, p)
+        v = parse_field(lambda s: parse_dotted(s, "CUDA version", min_parts=2), raw, w, "version", p)
+        src = source_field(row, w, p)
+        drivers = drivers_field(row, "min_driver", w, p)
         if v is not None:
             if v in seen:
                 p.add(w, "duplicate release")
@@ -35,37 +44,37 @@ def _parse_cuda(doc: Any, p: _Problems) -> tuple[list[CudaRelease], dict[int, Mi
                 CudaRelease(v, raw or "", str(row.get("name") or f"CUDA {raw}"), drivers, src, na)
             )
     minor: dict[int, MinorCompat] = {}
-    for i, row in enumerate(_rows(doc, f, "minor_compat", p)):
-        w = _where(f, "minor_compat", i, row, "major")
+    for i, row in enumerate(section_rows(doc, f, "minor_compat", p)):
+        w = row_where(f, "minor_compat", i, row, "major")
         if not isinstance(row, dict) or not isinstance(row.get("major"), int):
             p.add(w, "row needs an integer 'major'")
             continue
         mna: dict[str, str] = {}
-        row = _take_na(row, OSES, mna)
+        row = take_na(row, OSES, mna)
         floor = {o: row.get(o) for o in OSES}
         for o, d in floor.items():
-            if d is not None and (not isinstance(d, str) or _try(parse_driver, d, w, o, p) is None):
+            if d is not None and (not isinstance(d, str) or parse_field(parse_driver, d, w, o, p) is None):
                 floor[o] = None
                 if not isinstance(d, str):
                     p.add(w, f"'{o}' must be a quoted driver version")
         if row["major"] in minor:
             p.add(w, "duplicate major")
-        minor[row["major"]] = MinorCompat(row["major"], floor, _source(row, w, p), mna)
+        minor[row["major"]] = MinorCompat(row["major"], floor, source_field(row, w, p), mna)
     ccs: list[CCRow] = []
-    for i, row in enumerate(_rows(doc, f, "compute_capabilities", p)):
-        w = _where(f, "compute_capabilities", i, row, "cc")
+    for i, row in enumerate(section_rows(doc, f, "compute_capabilities", p)):
+        w = row_where(f, "compute_capabilities", i, row, "cc")
         if not isinstance(row, dict):
             p.add(w, "row must be a mapping")
             continue
         cna: dict[str, str] = {}
-        row = _take_na(row, ("added", "deprecated", "removed", "last_driver"), cna)
-        cc = _try(parse_cc, _str_field(row, "cc", w, p), w, "cc", p)
+        row = take_na(row, ("added", "deprecated", "removed", "last_driver"), cna)
+        cc = parse_field(parse_cc, str_field(row, "cc", w, p), w, "cc", p)
         vals = {}
         for key in ("added", "deprecated", "removed"):
-            s = _str_field(row, key, w, p, required=False)
-            vals[key] = _try(lambda s: parse_dotted(s, "CUDA version"), s, w, key, p)
-        src = _source(row, w, p)
-        last = _str_field(row, "last_driver", w, p, required=False)
+            s = str_field(row, key, w, p, required=False)
+            vals[key] = parse_field(lambda s: parse_dotted(s, "CUDA version"), s, w, key, p)
+        src = source_field(row, w, p)
+        last = str_field(row, "last_driver", w, p, required=False)
         last_branch: int | None = None
         if last is not None:
             if not (
@@ -96,24 +105,24 @@ def _parse_cuda(doc: Any, p: _Problems) -> tuple[list[CudaRelease], dict[int, Mi
     return releases, minor, ccs
 
 
-def _parse_gpus(doc: Any, p: _Problems) -> tuple[list[GpuRow], dict[str, GpuRow]]:
+def parse_gpus(doc: Any, p: Problems) -> tuple[list[GpuRow], dict[str, GpuRow]]:
     f = "gpus.yaml"
     rows: list[GpuRow] = []
     index: dict[str, GpuRow] = {}
-    for i, row in enumerate(_rows(doc, f, "gpus", p)):
-        w = _where(f, "gpus", i, row, "name")
+    for i, row in enumerate(section_rows(doc, f, "gpus", p)):
+        w = row_where(f, "gpus", i, row, "name")
         if not isinstance(row, dict):
             p.add(w, "row must be a mapping")
             continue
-        name = _str_field(row, "name", w, p)
-        cc = _try(parse_cc, _str_field(row, "cc", w, p), w, "cc", p)
-        arch = _str_field(row, "architecture", w, p) or ""
-        seg = _str_field(row, "segment", w, p, required=False) or ""
+        name = str_field(row, "name", w, p)
+        cc = parse_field(parse_cc, str_field(row, "cc", w, p), w, "cc", p)
+        arch = str_field(row, "architecture", w, p) or ""
+        seg = str_field(row, "segment", w, p, required=False) or ""
         aliases = row.get("aliases") or []
         if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
             p.add(w, "'aliases' must be a list of strings")
             aliases = []
-        src = _source(row, w, p)
+        src = source_field(row, w, p)
         if name is None or cc is None:
             continue
         g = GpuRow(name, tuple(aliases), cc, arch, seg, src)
@@ -140,17 +149,17 @@ _CUDNN_NA = (
 )
 
 
-def _parse_cudnn(doc: Any, p: _Problems) -> list[CudnnRelease]:
+def parse_cudnn(doc: Any, p: Problems) -> list[CudnnRelease]:
     f = "cudnn.yaml"
     out: list[CudnnRelease] = []
     seen: set[Version] = set()
-    for i, row in enumerate(_rows(doc, f, "releases", p)):
-        w = _where(f, "releases", i, row)
+    for i, row in enumerate(section_rows(doc, f, "releases", p)):
+        w = row_where(f, "releases", i, row)
         if not isinstance(row, dict):
             p.add(w, "row must be a mapping")
             continue
-        raw = _str_field(row, "version", w, p)
-        v = _try(lambda s: parse_dotted(s, "cuDNN version"), raw, w, "version", p)
+        raw = str_field(row, "version", w, p)
+        v = parse_field(lambda s: parse_dotted(s, "cuDNN version"), raw, w, "version", p)
         pkgs: list[CudnnPackage] = []
         plist = row.get("packages")
         if not isinstance(plist, list) or not plist:
@@ -162,17 +171,17 @@ def _parse_cudnn(doc: Any, p: _Problems) -> list[CudnnRelease]:
                 p.add(pw, "package needs an integer 'cuda_major'")
                 continue
             pna: dict[str, str] = {}
-            pk = _take_na(pk, _CUDNN_NA, pna)
-            cmin = _try(
+            pk = take_na(pk, _CUDNN_NA, pna)
+            cmin = parse_field(
                 lambda s: parse_dotted(s, "CUDA version"),
-                _str_field(pk, "cuda_min", pw, p, required=False),
+                str_field(pk, "cuda_min", pw, p, required=False),
                 pw,
                 "cuda_min",
                 p,
             )
-            cmax = _try(
+            cmax = parse_field(
                 lambda s: parse_dotted(s, "CUDA version"),
-                _str_field(pk, "cuda_max", pw, p, required=False),
+                str_field(pk, "cuda_max", pw, p, required=False),
                 pw,
                 "cuda_max",
                 p,
@@ -180,14 +189,14 @@ def _parse_cudnn(doc: Any, p: _Problems) -> list[CudnnRelease]:
             if cmin and cmax and cmax < cmin:
                 p.add(pw, "'cuda_max' is before 'cuda_min'")
             drv = (
-                _drivers(pk, "min_driver", pw, p)
+                drivers_field(pk, "min_driver", pw, p)
                 if pk.get("min_driver") is not None
                 else {o: None for o in OSES}
             )
-            ccmin = _try(parse_cc, _str_field(pk, "cc_min", pw, p, required=False), pw, "cc_min", p)
-            ccmax = _try(parse_cc, _str_field(pk, "cc_max", pw, p, required=False), pw, "cc_max", p)
+            ccmin = parse_field(parse_cc, str_field(pk, "cc_min", pw, p, required=False), pw, "cc_min", p)
+            ccmax = parse_field(parse_cc, str_field(pk, "cc_max", pw, p, required=False), pw, "cc_max", p)
             pkgs.append(CudnnPackage(pk["cuda_major"], cmin, cmax, drv, ccmin, ccmax, pna))
-        src = _source(row, w, p)
+        src = source_field(row, w, p)
         if v is not None:
             if v in seen:
                 p.add(w, "duplicate release")

@@ -7,7 +7,8 @@ from typing import Any
 MAX_YAML_DEPTH = 1000
 
 
-def _yaml_load(text: str) -> Any:
+def load_yaml(text: str) -> Any:
+    """YAML text with the safe loader (the C one where present); yaml.YAMLError for bad or too deep input."""
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -35,8 +36,3 @@ def _yaml_too_deep(text: str, loader: Any) -> bool:
         elif isinstance(ev, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
             depth -= 1
     return False
-
-
-def load_yaml(text: str) -> Any:
-    """YAML text with the safe loader (the C one where present); yaml.YAMLError for bad or too deep input."""
-    return _yaml_load(text)

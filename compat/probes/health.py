@@ -6,13 +6,13 @@ Also the validator of matrix/xid.yaml, the table of what each Xid code means (NV
 
 from __future__ import annotations
 
-import datetime as _dt
 import errno
 import os
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from compat.matrixfiles import document, integer, items, mapping, problems, register_side_file, text, url
 from compat.probes._util import HostFS, run_command
 
 MAX_EVENTS = 50
@@ -253,41 +253,37 @@ XID_SEVERITIES = ("error", "warning", "info")
 XID_CAUSES = ("application", "driver", "hardware", "memory", "bus", "thermal", "nvlink", "firmware", "info")
 
 
+XID_FILE = "xid.yaml"
+XID_SHAPE = document(
+    {
+        "xids": items(
+            mapping(
+                {
+                    "code": integer(gt=0),
+                    "name": text(),
+                    "meaning": text(),
+                    "action": text(),
+                    "severity": text(enum=XID_SEVERITIES),
+                    "cause": text(enum=XID_CAUSES),
+                    "source": url(),
+                },
+                required=("code", "name", "meaning", "action", "severity", "cause", "source"),
+            ),
+            nonempty=True,
+            label=("code",),
+            unique=("code",),
+        )
+    },
+    required=("xids",),
+)
+
+
 def validate_document(doc: Any) -> list[str]:
-    """Problems in matrix/xid.yaml (registered in compat.matrix.EXTRA_VALIDATORS)."""
-    problems: list[str] = []
-    if not isinstance(doc, dict):
-        return ["expected a mapping with 'updated' and 'xids'"]
-    upd = doc.get("updated")
-    if not isinstance(upd, (str, _dt.date)):
-        problems.append("'updated' must be a date YYYY-MM-DD")
-    rows = doc.get("xids")
-    if not isinstance(rows, list) or not rows:
-        return [*problems, "'xids' must be a non-empty list"]
-    seen: set[int] = set()
-    for i, row in enumerate(rows):
-        where = f"xids[{i}]"
-        if not isinstance(row, dict):
-            problems.append(f"{where}: not a mapping")
-            continue
-        code = row.get("code")
-        if not isinstance(code, int) or isinstance(code, bool) or code <= 0:
-            problems.append(f"{where}: 'code' must be a positive integer")
-        elif code in seen:
-            problems.append(f"{where}: duplicate code {code}")
-        else:
-            seen.add(code)
-        for key in ("name", "meaning", "action", "source"):
-            if not isinstance(row.get(key), str) or not row[key].strip():
-                problems.append(f"{where} ({code}): '{key}' must be a non-empty string")
-        if row.get("severity") not in XID_SEVERITIES:
-            problems.append(f"{where} ({code}): 'severity' must be one of {', '.join(XID_SEVERITIES)}")
-        if row.get("cause") not in XID_CAUSES:
-            problems.append(f"{where} ({code}): 'cause' must be one of {', '.join(XID_CAUSES)}")
-        src = row.get("source")
-        if isinstance(src, str) and not src.startswith("https://"):
-            problems.append(f"{where} ({code}): 'source' must be an https URL")
-    return problems
+    """Every problem in matrix/xid.yaml (empty when valid)."""
+    return problems(XID_SHAPE, doc)
+
+
+register_side_file(XID_FILE, validate_document)
 
 
 def xid_table(doc: Any) -> dict[int, Mapping[str, Any]]:

@@ -56,7 +56,7 @@ def _paths(doc: Any, cap: int = 12) -> list[tuple[Any, ...]]:
 
 
 def _validate(run, d: Path, label: str, *, also_check: bool = True) -> None:  # type: ignore[no-untyped-def]
-    compat.matrix._CACHE.clear()
+    compat.matrix.LOADED_MATRICES.clear()
     compat.explain.catalogue._CACHE.clear()
     t = time.perf_counter()
     res = run("matrix", "validate", str(d))
@@ -66,7 +66,7 @@ def _validate(run, d: Path, label: str, *, also_check: bool = True) -> None:  # 
     if res.code == 2:
         assert res.err.startswith("compat: error: matrix "), f"{label}: {res.err[:300]}"
     assert took < LIMIT_S, f"{label}: {took:.2f} s"
-    compat.matrix._CACHE.clear()
+    compat.matrix.LOADED_MATRICES.clear()
     if not also_check:
         return
     check(
@@ -82,7 +82,7 @@ def _validate(run, d: Path, label: str, *, also_check: bool = True) -> None:  # 
         "RTX 4090",
         what=f"check --matrix ({label})",
     )
-    compat.matrix._CACHE.clear()
+    compat.matrix.LOADED_MATRICES.clear()
 
 
 @contextmanager
@@ -179,7 +179,7 @@ def test_field_regressions(
     value: Any,
 ) -> None:
     with _with(mdir, name, _dump(mutate(docs[name], path, value))):
-        compat.matrix._CACHE.clear()
+        compat.matrix.LOADED_MATRICES.clear()
         res = run("matrix", "validate", str(mdir))
         assert res.code == 2 and "internal error" not in res.err, res.err[:300]
 

@@ -23,10 +23,10 @@ def test_shipped_images_yaml_is_valid(raw: dict[str, Any]) -> None:
     assert str(raw["images.yaml"]["updated"]) == "2026-11-27"
 
 
-def test_registered_in_matrix_extra_validators() -> None:
-    from compat.matrix import EXTRA_VALIDATORS
+def test_registered_as_a_matrix_side_file() -> None:
+    from compat.matrixfiles import side_file_validators
 
-    assert EXTRA_VALIDATORS["images.yaml"] == "compat.dockerfile.images:validate_document"
+    assert side_file_validators()["images.yaml"] is validate_document
 
 
 @pytest.mark.parametrize(

@@ -52,11 +52,11 @@ def test_validator_lists_every_problem() -> None:
     }
     problems = validate_document(bad)
     text = "\n".join(problems)
-    assert "'updated'" in text
+    assert "missing or malformed 'updated: YYYY-MM-DD'" in text
     assert "'severity' must be one of" in text and "'source' must be an https URL" in text
     assert "duplicate code 79" in text and "'name' must be a non-empty string" in text
-    assert "'cause' must be one of" in text and "xids[2]: not a mapping" in text
-    assert validate_document([]) == ["expected a mapping with 'updated' and 'xids'"]
+    assert "'cause' must be one of" in text and "xids[2]: must be a mapping, got str 'not a row'" in text
+    assert validate_document([]) == ["top level must be a mapping, got list []"]
 
 
 def test_matrix_loader_runs_the_validator(matrix_dir: Path, tmp_path: Path) -> None:

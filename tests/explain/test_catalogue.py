@@ -26,9 +26,9 @@ def test_shipped_catalogue_is_valid(catalogue: Catalogue) -> None:
 
 
 def test_registered_for_matrix_validate() -> None:
-    from compat.matrix import EXTRA_VALIDATORS
+    from compat.matrixfiles import side_file_validators
 
-    assert EXTRA_VALIDATORS["signatures.yaml"] == "compat.explain.catalogue:validate_document"
+    assert side_file_validators()["signatures.yaml"] is validate_document
 
 
 def _doc() -> dict[str, Any]:

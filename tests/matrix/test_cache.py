@@ -10,6 +10,7 @@ import pytest
 
 import compat.matrix.load as load_mod
 from compat.matrix import CORE_FILES, diskcache, load_matrix
+from compat.matrix.yamlio import load_yaml
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -32,13 +33,13 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _count_yaml_parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls = [0]
-    real = load_mod._yaml_load  # type: ignore[attr-defined]
+    real = load_yaml
 
     def counting(text: str):  # type: ignore[no-untyped-def]
         calls[0] += 1
         return real(text)
 
-    monkeypatch.setattr(load_mod, "_yaml_load", counting)
+    monkeypatch.setattr(load_mod, "load_yaml", counting)
     return calls
 
 

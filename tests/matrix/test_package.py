@@ -1,4 +1,4 @@
-"""compat.matrix as a package: re-exports, module sizes, explicit validators, N/A markers, the schemas."""
+"""compat.matrix as a package: re-exports, module sizes, registered side-file validators, N/A markers, the schemas."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ import pytest
 import yaml
 
 import compat.matrix
+from compat.commands.matrix import side_file_owners
 from compat.errors import MatrixError
-from compat.matrix import EXTRA_VALIDATORS, extra_validators, load_matrix
+from compat.matrix import load_matrix
 from compat.matrix.schema import render, schema_file_name, schemas, shipped_dir
+from compat.matrixfiles import side_file_validators
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 PKG = ROOT / "compat" / "matrix"
@@ -40,7 +42,7 @@ def _imported_names() -> set[str]:
 
 def test_every_imported_name_is_still_exported() -> None:
     names = _imported_names()
-    assert {"load_matrix", "Matrix", "get_matrix", "EXTRA_VALIDATORS"} <= names
+    assert {"load_matrix", "Matrix", "get_matrix"} <= names
     missing = [n for n in names if not hasattr(compat.matrix, n)]
     assert missing == []
 
@@ -50,23 +52,40 @@ def test_modules_stay_under_500_lines(path: Path) -> None:
     assert len(path.read_text(encoding="utf-8").splitlines()) < 500
 
 
-def test_extra_validators_are_imported_explicitly_and_match_the_name_map() -> None:
-    funcs = extra_validators()
-    assert set(funcs) == set(EXTRA_VALIDATORS)
-    for name, func in funcs.items():
-        assert f"{func.__module__}:{func.__name__}" == EXTRA_VALIDATORS[name]
-    # no string-import machinery that could swallow an ImportError is left in the loader
-    assert "importlib" not in (PKG / "load.py").read_text(encoding="utf-8")
+def test_every_side_file_has_a_registered_validator_and_the_matrix_imports_no_owner() -> None:
+    owners = side_file_owners()
+    validators = side_file_validators()
+    shipped = {p.name for p in (ROOT / "matrix").glob("*.yaml")} - set(compat.matrix.CORE_FILES)
+    assert set(validators) == shipped  # `compat matrix validate` checks every file the matrix ships
+    assert {func.__module__ for func in validators.values()} == {m.__name__ for m in owners}
+    for path in PKG.glob("*.py"):  # the owners register themselves: the matrix names none of them
+        source = path.read_text(encoding="utf-8")
+        assert "importlib" not in source
+        assert not any(m.__name__ in source for m in owners), path.name
 
 
 def test_validate_extras_reports_an_extra_files_problem(tmp_path: Path) -> None:
+    side_file_owners()
     d = tmp_path / "m"
     shutil.copytree(ROOT / "matrix", d)
     (d / "xid.yaml").write_text("updated: 2026-01-01\n", encoding="utf-8")
     load_matrix(d, cache=False)  # extras are not read on the default path
     with pytest.raises(MatrixError) as exc:
         load_matrix(d, validate_extras=True, cache=False)
-    assert any(p.startswith("xid.yaml") for p in exc.value.problems)
+    assert "xid.yaml: missing 'xids'" in exc.value.problems
+
+
+def test_matrix_validate_lists_every_side_file_problem_at_once(tmp_path: Path, run: Any) -> None:
+    d = tmp_path / "m"
+    shutil.copytree(ROOT / "matrix", d)
+    for name in ("xid.yaml", "driver_branches.yaml", "images.yaml", "jax.yaml", "error_codes.yaml"):
+        (d / name).write_text("[]\n", encoding="utf-8")
+    (d / "signatures.yaml").write_text("updated: 2026-01-01\n", encoding="utf-8")
+    res = run("matrix", "validate", str(d))
+    assert res.code == 2, res.err
+    for name in ("xid.yaml", "driver_branches.yaml", "images.yaml", "jax.yaml", "error_codes.yaml"):
+        assert f"  {name}: top level must be a mapping, got list []" in res.err, name
+    assert "  signatures.yaml: " in res.err
 
 
 def test_default_matrix_dir_is_the_source_tree_matrix() -> None:

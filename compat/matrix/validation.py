@@ -1,4 +1,4 @@
-"""Validation helpers shared by the per-file parsers: every problem is collected, none raised."""
+"""Validation helpers shared by the core files' parsers (parse_nvidia, parse_frameworks): every problem is collected, none raised."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from compat.matrix.rows import NA, OSES
 from compat.versions import parse_driver
 
 
-class _Problems:
+class Problems:
     def __init__(self) -> None:
         self.items: list[str] = []
 
@@ -19,7 +19,7 @@ class _Problems:
         self.items.append(f"{where}: {msg}")
 
 
-def _where(file: str, section: str, i: int, row: Any, key: str = "version") -> str:
+def row_where(file: str, section: str, i: int, row: Any, key: str = "version") -> str:
     label = ""
     if isinstance(row, dict):
         val = row.get(key)
@@ -28,8 +28,8 @@ def _where(file: str, section: str, i: int, row: Any, key: str = "version") -> s
     return f"{file}: {section}[{i}]{label}"
 
 
-def _str_field(
-    row: Mapping[str, Any], key: str, where: str, p: _Problems, *, required: bool = True
+def str_field(
+    row: Mapping[str, Any], key: str, where: str, p: Problems, *, required: bool = True
 ) -> str | None:
     if key not in row or row[key] is None:
         if required:
@@ -42,7 +42,7 @@ def _str_field(
     return val
 
 
-def _try(parse: Callable[[str], Any], val: str | None, where: str, key: str, p: _Problems) -> Any:
+def parse_field(parse: Callable[[str], Any], val: str | None, where: str, key: str, p: Problems) -> Any:
     if val is None:
         return None
     try:
@@ -52,7 +52,7 @@ def _try(parse: Callable[[str], Any], val: str | None, where: str, key: str, p: 
         return None
 
 
-def _source(row: Mapping[str, Any], where: str, p: _Problems) -> str:
+def source_field(row: Mapping[str, Any], where: str, p: Problems) -> str:
     src = row.get("source")
     if not isinstance(src, str) or not src.strip():
         p.add(where, "missing 'source' (every row cites its official source)")
@@ -60,7 +60,7 @@ def _source(row: Mapping[str, Any], where: str, p: _Problems) -> str:
     return src
 
 
-def _drivers(row: Mapping[str, Any], key: str, where: str, p: _Problems) -> dict[str, str | None]:
+def drivers_field(row: Mapping[str, Any], key: str, where: str, p: Problems) -> dict[str, str | None]:
     val = row.get(key)
     if not isinstance(val, dict):
         p.add(where, f"'{key}' must be a mapping with linux/windows")
@@ -75,13 +75,13 @@ def _drivers(row: Mapping[str, Any], key: str, where: str, p: _Problems) -> dict
             p.add(where, f"'{key}.{o}' must be a quoted string, got {d!r}")
             out[o] = None
             continue
-        out[o] = d if _try(parse_driver, d, where, f"{key}.{o}", p) is not None else None
+        out[o] = d if parse_field(parse_driver, d, where, f"{key}.{o}", p) is not None else None
     for extra in set(val) - set(OSES):
         p.add(where, f"'{key}' has unknown OS {extra!r}")
     return out
 
 
-def _rows(doc: Any, file: str, section: str, p: _Problems) -> list[Any]:
+def section_rows(doc: Any, file: str, section: str, p: Problems) -> list[Any]:
     if not isinstance(doc, dict):
         p.add(file, "top level must be a mapping")
         return []
@@ -92,7 +92,7 @@ def _rows(doc: Any, file: str, section: str, p: _Problems) -> list[Any]:
     return rows
 
 
-def _updated(doc: Any, file: str, p: _Problems) -> _dt.date | None:
+def updated_date(doc: Any, file: str, p: Problems) -> _dt.date | None:
     if not isinstance(doc, dict):
         return None
     val = doc.get("updated")
@@ -117,7 +117,7 @@ def _na_note(val: Any) -> str:
     return val["na"] if isinstance(val, dict) else "the source lists N/A"
 
 
-def _take_na(row: Mapping[str, Any], keys: tuple[str, ...], na: dict[str, str]) -> dict[str, Any]:
+def take_na(row: Mapping[str, Any], keys: tuple[str, ...], na: dict[str, str]) -> dict[str, Any]:
     """A copy of `row` whose N/A markers (at `keys`, dotted for one level: "min_driver.linux") are None,
     recording each in `na` as field -> note. The parsers then treat them as absent values."""
     out = dict(row)
