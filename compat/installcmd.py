@@ -22,7 +22,6 @@ if TYPE_CHECKING:  # the JAX table is read only when a jax fact is given: no imp
     from compat.jaxmatrix import JaxCudaBuild, JaxRelease
 
 INSTALLERS = ("pip", "uv", "conda")
-FORMS = ("shell", "dockerfile")
 PYTORCH_INDEX = "https://download.pytorch.org/whl/"
 JAX_CUDA_RELEASES = "https://storage.googleapis.com/jax-releases/jax_cuda_releases.html"
 """JAX's find-links page of CUDA jaxlib builds (the monolithic `jaxlib==X+cudaNN.cudnnMM`), never on PyPI."""

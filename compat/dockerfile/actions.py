@@ -1,6 +1,4 @@
-"""What an install command does, as data: the actions (a framework install, an uninstall, a Python, cuDNN or CUDA
-version, a CUDA extension build, a note), the framework distributions and pip's options, shared by the pip/uv
-reader (pip.py) and the command interpreter (installs.py)."""
+"""What an install command does, as data: its actions, the framework distributions, pip's options (for pip.py, installs.py)."""
 
 from __future__ import annotations
 
