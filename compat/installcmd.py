@@ -78,6 +78,15 @@ def dockerfile_installer(tool: str) -> Installer:
     return Installer("uv" if tool == "uv" else "pip", True, "dockerfile")
 
 
+def restate(command: str, inst: Installer) -> str | None:
+    """A `pip install …` command written here, restated for `inst` (its tool and form): a resolver fix becomes a
+    Dockerfile stage's `RUN uv pip install …` without a second builder. None for any other command."""
+    head = "pip install "
+    if not command.startswith(head):
+        return None
+    return inst.line(inst.install(command[len(head) :]))
+
+
 def installer(facts: Facts) -> Installer:
     """The installer named by the `installer` fact (compat.installed reads it from INSTALLER files), else pip."""
     f = facts.get("installer")

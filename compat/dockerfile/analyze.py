@@ -21,6 +21,7 @@ from compat.dockerfile.parser import (
 from compat.dockerfile.stages import build_stages
 from compat.errors import InputError
 from compat.findings import Finding, Fix, Report, Skip, unique
+from compat.installcmd import dockerfile_installer, restate
 from compat.matrix import Matrix
 from compat.pipeline.check import check_stack
 from compat.solver.solve import Recheck, closes
@@ -134,14 +135,14 @@ def _jax_finding(f: Finding, st: Stage, recheck: Recheck, before: list[Finding])
     fixes: list[Fix] = []
     for x in f.fixes:
         label = dict(x.changes).get("jax")
-        if label is None or not x.command or not x.command.startswith("pip install"):
+        line = restate(x.command, dockerfile_installer(v.tool)) if x.command else None
+        if label is None or line is None:
             fixes.append(x)
             continue
         after = recheck.findings((("jax", label),))
         if not closes(before, after, f):
             continue
-        cmd = x.command.replace("pip install", "uv pip install" if v.tool == "uv" else "pip install", 1)
-        fixes.append(replace(x, command=f"RUN {cmd}"))
+        fixes.append(replace(x, command=line))
     return replace(f, fixes=tuple(fixes))
 
 

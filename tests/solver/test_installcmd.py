@@ -89,8 +89,6 @@ _HEADS = (
 _ALLOWED = {
     # Prose: the command the user typed, quoted in the message, not a fix.
     ("compat/checks/torch.py", "check_torch_variant"),
-    # The resolver's JAX fix rewritten as the stage's RUN line inside the re-check loop (its own change).
-    ("compat/dockerfile/analyze.py", "_jax_finding"),
 }
 
 
