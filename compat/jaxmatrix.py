@@ -226,7 +226,7 @@ def _is(parse: Any, val: Any) -> bool:
         return True
     try:
         parse(val)
-    except (InvalidVersion, InvalidSpecifier):
+    except (InvalidVersion, InvalidSpecifier, ValueError):  # ValueError: a number of over 4300 digits
         return False
     return True
 
@@ -236,7 +236,7 @@ def _rows(doc: Mapping[str, Any], key: str) -> list[tuple[int, Mapping[str, Any]
     return [(i, r) for i, r in enumerate(rows if isinstance(rows, list) else ()) if isinstance(r, Mapping)]
 
 
-def _build_rules(b: Mapping[str, Any], where: str, majors: set[Any]) -> list[str]:
+def _build_rules(b: Mapping[str, Any], where: str, majors: set[int]) -> list[str]:
     out = []
     if isinstance(b.get("major"), int) and b["major"] not in majors:
         out.append(f"{where}: CUDA major {b['major']} has no row in cuda_majors")
@@ -258,9 +258,10 @@ def _build_rules(b: Mapping[str, Any], where: str, majors: set[Any]) -> list[str
 def _rules(doc: Mapping[str, Any]) -> list[str]:
     """What the shape cannot say: versions and specifiers parse, one row per version, known CUDA majors."""
     out: list[str] = []
-    majors = set()
+    majors: set[int] = set()
     for i, row in _rows(doc, "cuda_majors"):
-        majors.add(row.get("major"))
+        if isinstance(row.get("major"), int):
+            majors.add(row["major"])
         if not (_is(Version, row.get("cc_min")) and _is(Version, row.get("driver_min_linux"))):
             out.append(f"cuda_majors[{i}] ({row.get('major')}): cc_min and driver_min_linux must be versions")
     seen: set[Version] = set()

@@ -17,10 +17,11 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 Shape = dict[str, Any]
-"""A node of a side file's shape: {"type": "str" | "int" | "number" | "bool" | "date" | "list" | "map" | "any",
+"""A node of a side file's shape: {"type": "str" | "int" | "number" | "date" | "list" | "map" | "any",
 …the type's options}. Plain data, built with the constructors below."""
 Rules = Callable[[Any], list[str]]
-"""A side file's cross-field rules: the problems of a document whose shape is already checked."""
+"""A side file's cross-field rules: the problems its shape cannot say. They run on any mapping, whatever its
+shape problems, so they check the types they rely on (and leave reporting them to the shape)."""
 
 
 # ------------------------------------------------------------------ shapes (data)
@@ -50,10 +51,6 @@ def url() -> Shape:
     return {"type": "str", "pattern": r"^https://\S+$", "form": "an https URL", "enum": None, "blank": False}
 
 
-def one_of(*values: Any) -> Shape:
-    return {"type": "any", "enum": values}
-
-
 def integer(*, gt: int | None = None, ge: int | None = None, le: int | None = None) -> Shape:
     return {"type": "int", "gt": gt, "ge": ge, "le": le}
 
@@ -62,11 +59,8 @@ def number(*, gt: float | None = None, ge: float | None = None, le: float | None
     return {"type": "number", "gt": gt, "ge": ge, "le": le}
 
 
-def boolean() -> Shape:
-    return {"type": "bool"}
-
-
 def anything() -> Shape:
+    """Any value (a cross-field rule checks it)."""
     return {"type": "any", "enum": None}
 
 
@@ -108,7 +102,6 @@ _A = {
     "str": "a quoted string",
     "int": "an integer",
     "number": "a number",
-    "bool": "true or false",
     "date": "a date YYYY-MM-DD",
     "list": "a list",
     "map": "a mapping",
@@ -139,7 +132,7 @@ def _in_range(node: Shape, val: float) -> bool:
     return (gt is None or val > gt) and (ge is None or val >= ge) and (le is None or val <= le)
 
 
-def is_date(val: Any) -> bool:
+def _is_date(val: Any) -> bool:
     """A YAML date, or its ISO text (a timestamp does not compare with dates)."""
     if isinstance(val, _dt.date):
         return not isinstance(val, _dt.datetime)
@@ -160,14 +153,13 @@ def _scalar(node: Shape, val: Any, where: str, key: str, out: list[str]) -> None
             out.append(f"{at} must be one of {', '.join(map(str, node['enum']))}, got {val!r}")
         return
     if kind == "date":
-        if not is_date(val):
+        if not _is_date(val):
             out.append(f"{where + ': ' if where else ''}missing or malformed '{key}: YYYY-MM-DD'")
         return
     ok = {
         "str": isinstance(val, str),
         "int": isinstance(val, int) and not isinstance(val, bool),
         "number": isinstance(val, (int, float)) and not isinstance(val, bool),
-        "bool": isinstance(val, bool),
     }[kind]
     if not ok:
         out.append(f"{at} must be {_A[kind]}{_range(node)}, got {_got(val)}")

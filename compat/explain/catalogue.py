@@ -5,8 +5,8 @@ compat.explain.error_codes."""
 
 from __future__ import annotations
 
-import datetime as _dt
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,344 +24,253 @@ from compat.explain.signature import (
     trie_pattern,
 )
 from compat.findings import Fix
-from compat.matrixfiles import register_side_file
+from compat.matrixfiles import (
+    Shape,
+    document,
+    integer,
+    items,
+    mapping,
+    number,
+    problems,
+    register_side_file,
+    text,
+    url,
+)
 
 FILE = "signatures.yaml"
 
 
-# ------------------------------------------------------------------ validation
+# ------------------------------------------------------------------ the file's shape and rules
+
+_SLUG = text(pattern=r"^[a-z0-9][a-z0-9.-]*$", form="a lower-case slug")
+_FIX_FIELDS = {
+    "text": text(),
+    "command": text(),
+    "kind": text(enum=("", "shell", "python", "config", "manual"), blank=True),
+}
+_FIX = mapping(_FIX_FIELDS, required=("text",), closed=True)
+_CONFIRM = mapping(_FIX_FIELDS, required=("text", "command"), closed=True)
+_CATEGORY = mapping(
+    {
+        "title": text(),
+        "explanation": text(),
+        "rank": integer(),
+        "suppresses": items(text(enum=CATEGORIES)),
+        "fixes": items(_FIX, nonempty=True),
+        "confirm": _CONFIRM,
+        "confirm_for": mapping(dict.fromkeys(FRAMEWORK_WORDS, _CONFIRM), closed=True, what="framework"),
+    },
+    required=("title", "explanation", "rank", "fixes"),
+    closed=True,
+)
+_KEYWORDS = items(text(lower=True), nonempty=True)
+_EXAMPLES = items(text(blank=True), nonempty=True)
 
 
-def _fixes(raw: Any, where: str, problems: list[str]) -> tuple[Fix, ...]:
-    if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        problems.append(f"{where}: 'fixes' must be a list of {{text, command}}")
-        return ()
-    out = []
-    for i, f in enumerate(raw):
-        if not isinstance(f, dict) or not isinstance(f.get("text"), str) or not f["text"].strip():
-            problems.append(f"{where}: fixes[{i}] needs a non-empty 'text'")
-            continue
-        cmd = f.get("command")
-        if cmd is not None and not isinstance(cmd, str):
-            problems.append(f"{where}: fixes[{i}].command must be a string")
-            cmd = None
-        unknown = set(f) - {"text", "command", "kind"}
-        if unknown:
-            problems.append(f"{where}: fixes[{i}] has unknown keys {sorted(unknown)}")
-        kind = f.get("kind", "")
-        if kind not in ("", "shell", "python", "config", "manual"):
-            problems.append(f"{where}: fixes[{i}].kind must be shell, python, config or manual")
-            kind = ""
-        out.append(Fix(f["text"].strip(), cmd.strip() if cmd else None, kind))
-    return tuple(out)
-
-
-def _category(name: str, row: Any, problems: list[str]) -> Category | None:
-    where = f"categories.{name}"
-    if not isinstance(row, dict):
-        problems.append(f"{where}: must be a mapping")
-        return None
-    for key in ("title", "explanation"):
-        if not isinstance(row.get(key), str) or not row[key].strip():
-            problems.append(f"{where}: missing '{key}'")
-    rank = row.get("rank")
-    if not isinstance(rank, int) or isinstance(rank, bool):
-        problems.append(f"{where}: 'rank' must be an integer")
-        rank = 99
-    sup = row.get("suppresses") or []
-    if not isinstance(sup, list) or not all(isinstance(s, str) for s in sup):
-        problems.append(f"{where}: 'suppresses' must be a list of category names")
-        sup = []
-    for s in sup:
-        if s not in CATEGORIES:
-            problems.append(f"{where}: suppresses unknown category {s!r}")
-        if s == name:
-            problems.append(f"{where}: a category cannot suppress itself")
-    fixes = _fixes(row.get("fixes"), where, problems)
-    if not fixes:
-        problems.append(f"{where}: needs at least one fix")
-    confirm = _fixes([row["confirm"]], f"{where}.confirm", problems) if "confirm" in row else ()
-    if confirm and not confirm[0].command:
-        problems.append(f"{where}: 'confirm' needs a command")
-    confirm_for: list[tuple[str, Fix]] = []
-    raw_for = row.get("confirm_for") or {}
-    if not isinstance(raw_for, dict):
-        problems.append(f"{where}: 'confirm_for' must map a framework to a confirm command")
-        raw_for = {}
-    for fw, raw in raw_for.items():
-        if fw not in FRAMEWORK_WORDS:
-            problems.append(
-                f"{where}.confirm_for: unknown framework {fw!r} (one of {sorted(FRAMEWORK_WORDS)})"
-            )
-            continue
-        got = _fixes([raw], f"{where}.confirm_for.{fw}", problems)
-        if got and not got[0].command:
-            problems.append(f"{where}.confirm_for.{fw}: needs a command")
-        elif got:
-            confirm_for.append((fw, got[0]))
-    confirm_for.sort(key=lambda p: list(FRAMEWORK_WORDS).index(p[0]))
-    unknown = set(row) - {"title", "explanation", "rank", "suppresses", "fixes", "confirm", "confirm_for"}
-    if unknown:
-        problems.append(f"{where}: unknown keys {sorted(unknown)}")
-    return Category(
-        name,
-        str(row.get("title", "")).strip(),
-        " ".join(str(row.get("explanation", "")).split()),
-        rank,
-        frozenset(sup),
-        fixes,
-        confirm[0] if confirm else None,
-        tuple(confirm_for),
+def _row(*, extractor: bool) -> Shape:
+    """A signature (its category, confidence and meaning required) or an extractor (no category)."""
+    return mapping(
+        {
+            "id": _SLUG,
+            **({} if extractor else {"category": text(enum=CATEGORIES)}),
+            "keywords": _KEYWORDS,
+            "pattern": text(),
+            "confidence": number(gt=0, le=1),
+            "meaning": text(),
+            "title": text(),
+            "set_facts": mapping(values=text(blank=True)),
+            "fixes": items(_FIX),
+            "examples": _EXAMPLES,
+            "source": url(),
+        },
+        required=("id", "keywords", "pattern", "examples", "source")
+        + (() if extractor else ("category", "confidence", "meaning")),
+        closed=True,
     )
 
 
-_ROW_KEYS = {
-    "id",
-    "category",
-    "keywords",
-    "pattern",
-    "confidence",
-    "meaning",
-    "title",
-    "set_facts",
-    "fixes",
-    "examples",
-    "source",
-}
+SHAPE = document(
+    {
+        "categories": mapping(
+            dict.fromkeys(CATEGORIES, _CATEGORY), required=CATEGORIES, closed=True, what="category"
+        ),
+        "signatures": items(_row(extractor=False), nonempty=True, label=("id",)),
+        "extractors": items(_row(extractor=True), label=("id",)),
+        "deaths": items(
+            mapping(
+                {
+                    "id": _SLUG,
+                    "keywords": _KEYWORDS,
+                    "pattern": text(),
+                    "suspects": items(text(enum=CATEGORIES), nonempty=True),
+                    "meaning": text(),
+                    "examples": _EXAMPLES,
+                    "source": url(),
+                },
+                required=("id", "keywords", "pattern", "suspects", "meaning", "examples", "source"),
+                closed=True,
+            ),
+            label=("id",),
+        ),
+    },
+    required=("categories", "signatures"),
+    closed=True,
+)
+_SECTIONS = ("signatures", "extractors", "deaths")
 
 
-def _signature(row: Any, where: str, problems: list[str], *, extractor: bool) -> Signature | None:
-    if not isinstance(row, dict):
-        problems.append(f"{where}: must be a mapping")
-        return None
-    n0 = len(problems)
-    sid = row.get("id")
-    if not isinstance(sid, str) or not re.match(r"^[a-z0-9][a-z0-9.-]*$", sid):
-        problems.append(f"{where}: 'id' must be a lower-case slug, got {sid!r}")
-        sid = "?"
-    where = f"{where} ({sid})"
-    unknown = set(row) - _ROW_KEYS
-    if unknown:
-        problems.append(f"{where}: unknown keys {sorted(unknown)}")
-    category = row.get("category")
-    if extractor:
-        if category is not None:
-            problems.append(f"{where}: extractors have no category")
-    elif category not in CATEGORIES:
-        problems.append(f"{where}: unknown category {category!r} (expected one of {', '.join(CATEGORIES)})")
-    kws = row.get("keywords")
-    if not isinstance(kws, list) or not kws or not all(isinstance(k, str) and k.strip() for k in kws):
-        problems.append(f"{where}: 'keywords' must be a non-empty list of strings")
-        kws = []
-    for k in kws:
-        if k != k.lower():
-            problems.append(f"{where}: keyword {k!r} must be lower-case")
+def _regex(row: Mapping[str, Any], where: str, out: list[str]) -> re.Pattern[str] | None:
     pattern = row.get("pattern")
-    regex: re.Pattern[str] | None = None
     if not isinstance(pattern, str) or not pattern:
-        problems.append(f"{where}: missing 'pattern'")
-    else:
-        try:
-            regex = re.compile(pattern, re.IGNORECASE)
-        except re.error as exc:
-            problems.append(f"{where}: pattern does not compile: {exc}")
-    set_facts = row.get("set_facts") or {}
-    if not isinstance(set_facts, dict) or not all(isinstance(v, str) for v in set_facts.values()):
-        problems.append(f"{where}: 'set_facts' must map fact names to strings")
-        set_facts = {}
-    names: set[str] = set(set_facts)
-    if regex is not None:
-        for g in regex.groupindex:
+        return None  # the shape reports it
+    try:
+        return re.compile(pattern, re.IGNORECASE)
+    except re.error as exc:
+        out.append(f"{where}: pattern does not compile: {exc}")
+        return None
+
+
+def _row_rules(row: Mapping[str, Any], where: str, death: bool, out: list[str]) -> None:
+    """A row's pattern compiles, names known facts and converters, and matches its own examples."""
+    regex = _regex(row, where, out)
+    if not death:
+        facts = row.get("set_facts")
+        names = set(facts) if isinstance(facts, Mapping) else set()
+        for g in regex.groupindex if regex is not None else ():
             name, _, conv = g.partition("__")
             names.add(name)
             if conv and conv not in CONVERTERS:
-                problems.append(
-                    f"{where}: group {g!r} uses unknown converter {conv!r} "
-                    f"(known: {', '.join(sorted(CONVERTERS))})"
+                out.append(
+                    f"{where}: group {g!r} uses unknown converter {conv!r} (known: {', '.join(sorted(CONVERTERS))})"
                 )
-    for n in sorted(names - FACT_NAMES):
-        problems.append(f"{where}: unknown fact {n!r}")
-    conf = row.get("confidence", 1.0 if extractor else None)
-    if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0.0 < float(conf) <= 1.0:
-        problems.append(f"{where}: 'confidence' must be a number in (0, 1]")
-        conf = 0.5
-    meaning = row.get("meaning", "")
-    if not extractor and (not isinstance(meaning, str) or not meaning.strip()):
-        problems.append(f"{where}: missing 'meaning'")
-        meaning = ""
-    for ph in re.findall(r"\{(\w+)\}", str(meaning)):
-        if ph not in names:
-            problems.append(f"{where}: meaning uses {{{ph}}}, which the row never extracts")
-    title = row.get("title")
-    if title is not None and (not isinstance(title, str) or not title.strip()):
-        problems.append(f"{where}: 'title' must be a non-empty string")
-    src = row.get("source")
-    if not isinstance(src, str) or not src.startswith(("http://", "https://")):
-        problems.append(f"{where}: missing 'source' URL")
-    fixes = _fixes(row.get("fixes"), where, problems)
+        out.extend(f"{where}: unknown fact {n!r}" for n in sorted(names - FACT_NAMES, key=str))
+        for ph in re.findall(r"\{(\w+)\}", str(row.get("meaning") or "")):
+            if ph not in names:
+                out.append(f"{where}: meaning uses {{{ph}}}, which the row never extracts")
+    kws = row.get("keywords")
+    kws = [k for k in kws if isinstance(k, str)] if isinstance(kws, list) else []
     examples = row.get("examples")
-    if not isinstance(examples, list) or not examples or not all(isinstance(e, str) for e in examples):
-        problems.append(f"{where}: 'examples' must be a non-empty list of real log lines")
-        examples = []
-    for e in examples:
-        low = e.lower()
-        if kws and not any(k in low for k in kws):
-            problems.append(f"{where}: example {e[:60]!r} contains none of the keywords")
+    for e in examples if isinstance(examples, list) else ():
+        if not isinstance(e, str):
+            continue  # the shape reports it
+        if kws and not any(k in e.lower() for k in kws):
+            out.append(f"{where}: example {e[:60]!r} contains none of the keywords")
         if regex is not None and regex.search(e) is None:
-            problems.append(f"{where}: example {e[:60]!r} does not match the pattern")
-    if len(problems) > n0 or regex is None:
-        return None
-    return Signature(
-        sid,
-        None if extractor else str(category),
-        tuple(k for k in kws),
-        regex,
-        float(conf),
-        " ".join(str(meaning).split()),
-        title.strip() if isinstance(title, str) else None,
-        dict(set_facts),
-        fixes,
-        str(src),
-    )
+            out.append(f"{where}: example {e[:60]!r} does not match the pattern")
 
 
-def _build(doc: Any) -> tuple[Catalogue | None, list[str]]:
-    problems: list[str] = []
-    if not isinstance(doc, dict):
-        return None, ["the document must be a mapping with updated, categories and signatures"]
-    upd = doc.get("updated")
-    if isinstance(upd, _dt.date):
-        updated = upd.isoformat()
-    elif isinstance(upd, str) and re.match(r"^\d{4}-\d{2}-\d{2}$", upd):
-        updated = upd
-    else:
-        problems.append("missing 'updated: YYYY-MM-DD'")
-        updated = "unknown"
-    unknown = set(doc) - {"updated", "categories", "signatures", "extractors", "deaths"}
-    if unknown:
-        problems.append(f"unknown top-level keys {sorted(unknown)}")
-    cats_raw = doc.get("categories")
-    cats: dict[str, Category] = {}
-    if not isinstance(cats_raw, dict):
-        problems.append("'categories' must be a mapping of category name to its description")
-        cats_raw = {}
-    for name in CATEGORIES:
-        if name not in cats_raw:
-            problems.append(f"categories: missing {name!r}")
-    for name, row in cats_raw.items():
-        if name not in CATEGORIES:
-            problems.append(f"categories: unknown category {name!r} (the names are fixed)")
-            continue
-        c = _category(name, row, problems)
-        if c is not None:
-            cats[name] = c
-    sigs: list[Signature] = []
-    extractors: list[Signature] = []
+def _rules(doc: Mapping[str, Any]) -> list[str]:
+    """What the shape cannot say: patterns against their examples, facts, ids unique over every section, and
+    categories that suppress themselves or that no signature uses."""
+    out: list[str] = []
     ids: set[str] = set()
-    for section, target, is_extr in (("signatures", sigs, False), ("extractors", extractors, True)):
-        rows = doc.get(section, [] if is_extr else None)
-        if not isinstance(rows, list) or (not rows and not is_extr):
-            problems.append(f"'{section}' must be a non-empty list")
-            continue
-        for i, row in enumerate(rows):
-            s = _signature(row, f"{section}[{i}]", problems, extractor=is_extr)
-            if s is None:
+    used: set[str] = set()
+    for section in _SECTIONS:
+        rows = doc.get(section)
+        for i, row in enumerate(rows if isinstance(rows, list) else ()):
+            if not isinstance(row, Mapping):
                 continue
-            if s.id in ids:
-                problems.append(f"{section}[{i}] ({s.id}): duplicate id")
-                continue
-            ids.add(s.id)
-            target.append(s)
-    deaths = _deaths(doc.get("deaths", []), ids, problems)
-    for name in CATEGORIES:
-        if cats_raw and not any(s.category == name for s in sigs) and name in cats:
-            problems.append(f"categories.{name}: no signature uses this category")
-    if problems:
-        return None, problems
-    words = {k for s in sigs + extractors for k in s.keywords} | {k for d in deaths for k in d.keywords}
-    prefilter = re.compile(trie_pattern(words))
-    return Catalogue(updated, cats, tuple(sigs), tuple(extractors), prefilter, deaths), []
-
-
-_DEATH_KEYS = {"id", "keywords", "pattern", "suspects", "meaning", "examples", "source"}
-
-
-def _deaths(rows: Any, ids: set[str], problems: list[str]) -> tuple[Death, ...]:
-    """The `deaths:` section: lines that show a death without naming its cause, with ranked suspects."""
-    if not isinstance(rows, list):
-        problems.append("'deaths' must be a list")
-        return ()
-    out: list[Death] = []
-    for i, row in enumerate(rows):
-        where = f"deaths[{i}]"
-        if not isinstance(row, dict):
-            problems.append(f"{where}: must be a mapping")
+            where = f"{section}[{i}] ({row.get('id')})"
+            rid = row.get("id")
+            if isinstance(rid, str):
+                if rid in ids:
+                    out.append(f"{where}: duplicate id {rid!r}")
+                ids.add(rid)
+            if section == "signatures" and isinstance(row.get("category"), str):
+                used.add(row["category"])
+            _row_rules(row, where, section == "deaths", out)
+    cats = doc.get("categories")
+    for name, row in cats.items() if isinstance(cats, Mapping) else ():
+        if name not in CATEGORIES or not isinstance(row, Mapping):
             continue
-        n0 = len(problems)
-        did = row.get("id")
-        if not isinstance(did, str) or not re.match(r"^[a-z0-9][a-z0-9.-]*$", did) or did in ids:
-            problems.append(f"{where}: 'id' must be a new lower-case slug, got {did!r}")
-            did = "?"
-        where = f"{where} ({did})"
-        if set(row) - _DEATH_KEYS:
-            problems.append(f"{where}: unknown keys {sorted(set(row) - _DEATH_KEYS)}")
-        kws = row.get("keywords")
-        if (
-            not isinstance(kws, list)
-            or not kws
-            or not all(isinstance(k, str) and k and k == k.lower() for k in kws)
-        ):
-            problems.append(f"{where}: 'keywords' must be a non-empty list of lower-case strings")
-            kws = []
-        regex: re.Pattern[str] | None = None
-        try:
-            regex = re.compile(str(row.get("pattern") or ""), re.IGNORECASE) if row.get("pattern") else None
-        except re.error as exc:
-            problems.append(f"{where}: pattern does not compile: {exc}")
-        if regex is None and not any(p.startswith(where) and "compile" in p for p in problems[n0:]):
-            problems.append(f"{where}: missing 'pattern'")
-        sus = row.get("suspects")
-        if not isinstance(sus, list) or not sus or any(x not in CATEGORIES for x in sus):
-            problems.append(f"{where}: 'suspects' must list known categories, most likely first")
-            sus = []
-        meaning = row.get("meaning")
-        if not isinstance(meaning, str) or not meaning.strip():
-            problems.append(f"{where}: missing 'meaning'")
-        src = row.get("source")
-        if not isinstance(src, str) or not src.startswith(("http://", "https://")):
-            problems.append(f"{where}: missing 'source' URL")
-        examples = row.get("examples")
-        if not isinstance(examples, list) or not examples:
-            problems.append(f"{where}: 'examples' must be a non-empty list of real log lines")
-            examples = []
-        for e in examples:
-            if regex is not None and (not isinstance(e, str) or regex.search(e) is None):
-                problems.append(f"{where}: example {str(e)[:60]!r} does not match the pattern")
-            elif kws and not any(k in str(e).lower() for k in kws):
-                problems.append(f"{where}: example {str(e)[:60]!r} contains none of the keywords")
-        if len(problems) > n0 or regex is None:
-            continue
-        ids.add(did)
-        out.append(Death(did, tuple(kws), regex, tuple(sus), " ".join(str(meaning).split()), str(src)))
-    return tuple(out)
+        sup = row.get("suppresses")
+        if isinstance(sup, list) and name in sup:
+            out.append(f"categories.{name}: a category cannot suppress itself")
+        if isinstance(doc.get("signatures"), list) and name not in used:
+            out.append(f"categories.{name}: no signature uses this category")
+    return out
 
 
 def validate_document(doc: Any) -> list[str]:
-    """Every problem in a signatures.yaml document (empty when valid); registered in compat.matrix."""
-    return _build(doc)[1]
+    """Every problem in a signatures.yaml document (empty when valid)."""
+    return problems(SHAPE, doc, _rules)
 
 
 register_side_file(FILE, validate_document)
 
 
+# ------------------------------------------------------------------ building a validated document
+
+
+def _fix(row: Mapping[str, Any]) -> Fix:
+    cmd = row.get("command")
+    return Fix(str(row["text"]).strip(), cmd.strip() if cmd else None, str(row.get("kind") or ""))
+
+
+def _category(name: str, row: Mapping[str, Any]) -> Category:
+    confirm_for = row.get("confirm_for") or {}
+    return Category(
+        name,
+        str(row["title"]).strip(),
+        " ".join(str(row["explanation"]).split()),
+        int(row["rank"]),
+        frozenset(row.get("suppresses") or ()),
+        tuple(_fix(f) for f in row["fixes"]),
+        _fix(row["confirm"]) if row.get("confirm") else None,
+        tuple((fw, _fix(confirm_for[fw])) for fw in FRAMEWORK_WORDS if confirm_for.get(fw)),
+    )
+
+
+def _signature(row: Mapping[str, Any], *, extractor: bool) -> Signature:
+    title = row.get("title")
+    return Signature(
+        str(row["id"]),
+        None if extractor else str(row["category"]),
+        tuple(row["keywords"]),
+        re.compile(row["pattern"], re.IGNORECASE),
+        float(row.get("confidence", 1.0)),
+        " ".join(str(row.get("meaning") or "").split()),
+        title.strip() if isinstance(title, str) else None,
+        dict(row.get("set_facts") or {}),
+        tuple(_fix(f) for f in row.get("fixes") or ()),
+        str(row["source"]),
+    )
+
+
+def _build(doc: Mapping[str, Any]) -> Catalogue:
+    """The catalogue of a document that validated."""
+    upd = doc["updated"]
+    cats = {name: _category(name, doc["categories"][name]) for name in CATEGORIES}
+    sigs = tuple(_signature(r, extractor=False) for r in doc["signatures"])
+    extractors = tuple(_signature(r, extractor=True) for r in doc.get("extractors") or ())
+    deaths = tuple(
+        Death(
+            str(r["id"]),
+            tuple(r["keywords"]),
+            re.compile(r["pattern"], re.IGNORECASE),
+            tuple(r["suspects"]),
+            " ".join(str(r["meaning"]).split()),
+            str(r["source"]),
+        )
+        for r in doc.get("deaths") or ()
+    )
+    words = {k for s in sigs + extractors for k in s.keywords} | {k for d in deaths for k in d.keywords}
+    return Catalogue(
+        upd if isinstance(upd, str) else upd.isoformat(),
+        cats,
+        sigs,
+        extractors,
+        re.compile(trie_pattern(words)),
+        deaths,
+    )
+
+
 def load_catalogue(doc: Any) -> Catalogue:
     """Compile a signatures document; MatrixError listing every problem when it does not validate."""
-    cat, problems = _build(doc)
-    if cat is None:
-        raise MatrixError([f"{FILE}: {p}" for p in problems])
-    return cat
+    found = validate_document(doc)
+    if found:
+        raise MatrixError([f"{FILE}: {p}" for p in found])
+    return _build(doc)
 
 
 _CACHE: dict[str, Catalogue] = {}

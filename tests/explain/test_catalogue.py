@@ -66,7 +66,8 @@ def test_bad_rows_are_all_reported() -> None:
     out = _problems(doc)
     for needle in (
         "does not compile",
-        "unknown category 'gpu_melted'",
+        "'category' must be one of driver_too_old,",
+        "got 'gpu_melted'",
         "must be lower-case",
         "'confidence'",
         "does not match the pattern",
@@ -74,7 +75,7 @@ def test_bad_rows_are_all_reported() -> None:
         "unknown converter 'roman'",
         "duplicate id",
         "{missing_fact}",
-        "'source' URL",
+        "missing 'source'",
     ):
         assert needle in out, needle
 
@@ -84,7 +85,7 @@ def test_suppression_must_name_categories() -> None:
     doc["categories"]["gpu_oom"]["suppresses"] = ["gpu_oom", "nope"]
     out = _problems(doc)
     assert "cannot suppress itself" in out
-    assert "unknown category 'nope'" in out
+    assert "categories.gpu_oom: 'suppresses[1]' must be one of" in out and "got 'nope'" in out
 
 
 def test_not_a_mapping() -> None:

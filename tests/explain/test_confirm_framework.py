@@ -80,4 +80,4 @@ def test_confirm_for_is_validated() -> None:
     doc["categories"]["arch_not_supported"]["confirm_for"]["jax"] = {"text": "no command"}
     problems = validate_document(doc)
     assert any("unknown framework 'mxnet'" in p for p in problems), problems
-    assert any("arch_not_supported.confirm_for.jax: needs a command" in p for p in problems), problems
+    assert any("arch_not_supported.confirm_for.jax: missing 'command'" in p for p in problems), problems
