@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from compat._record import record
-from compat.probes._util import HostFS, read
+from compat.probes.host import HostFS, read
 
 VARS = (
     "CUDA_VISIBLE_DEVICES",

@@ -12,8 +12,10 @@ from typing import Any, Callable
 
 from compat import _proc
 from compat import cache as cache_mod
+from compat._proc import first_line, signal_name, tail
+from compat._proc import run as run_command
 from compat.distributions import DISTRIBUTIONS, SUPPORT
-from compat.probes._util import first_line, run_bounded, run_command, signal_name, tail
+from compat.probes.host import run_bounded
 
 CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_framework_child.py")
 

@@ -13,7 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from compat.probes._util import HostFS, run_command
+from compat._proc import run as run_command
+from compat.probes.host import HostFS
 
 MAX_EVENTS = 50
 

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from compat._proc import run as run_command
 from compat.probes import driver, frameworks, health, nvidia_smi, nvml, nvml_parse, resources
-from compat.probes._util import HostFS, run_bounded, run_command
+from compat.probes.host import HostFS, run_bounded
 from tests.doctor.fakes import (
     GPU_IS_LOST,
     LIB_RM_VERSION_MISMATCH,
