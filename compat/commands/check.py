@@ -182,7 +182,7 @@ def register(app: typer.Typer) -> None:
 
         extra: tuple = ()  # type: ignore[type-arg]
         if facts.probes:  # a doctor snapshot: its probe data reproduces the doctor's own checks too
-            from compat.probes.checks import doctor_checks
+            from compat.checks.doctor import doctor_checks
 
             extra = doctor_checks
         report = resolve(facts, m, require_gpu=require_gpu, extra_checks=extra)

@@ -345,7 +345,7 @@ def doctor_report(
             probing = _start_probes(python, timeout, cache)
         if callable(m):
             m = m()  # a broken matrix ends the command here: compat._proc kills the probes' children at exit
-        from compat.probes.checks import doctor_checks
+        from compat.checks.doctor import doctor_checks
         from compat.resolver import resolve
 
         facts = probing()
@@ -400,8 +400,8 @@ def doctor_report(
 
 def snapshot_report(m: Any, path: str) -> Any:
     """The doctor's Report rebuilt from a saved snapshot (`compat doctor --save-snapshot`, examples/*.json)."""
+    from compat.checks.doctor import doctor_checks
     from compat.facts import load_snapshot
-    from compat.probes.checks import doctor_checks
     from compat.resolver import resolve
 
     facts = load_snapshot(path)

@@ -289,12 +289,3 @@ def validate_document(doc: Any) -> list[str]:
         if isinstance(src, str) and not src.startswith("https://"):
             problems.append(f"{where} ({code}): 'source' must be an https URL")
     return problems
-
-
-def xid_table(doc: Any) -> dict[int, Mapping[str, Any]]:
-    """code -> row, from a validated matrix/xid.yaml document (empty when absent or malformed)."""
-    if not isinstance(doc, dict) or not isinstance(doc.get("xids"), list):
-        return {}
-    return {
-        row["code"]: row for row in doc["xids"] if isinstance(row, dict) and isinstance(row.get("code"), int)
-    }

@@ -15,8 +15,8 @@ import pytest
 
 from compat import cache
 from compat._proc import MAX_OUTPUT
+from compat.checks.doctor import doctor_checks
 from compat.probes import frameworks, gather_facts, health, nvidia_smi, nvml, nvml_parse, toolkits
-from compat.probes.checks import doctor_checks
 from compat.probes.host import HostFS
 from compat.resolver import resolve
 from tests.doctor.fakes import ROOT, FakeBin, FakeNvml, FakeNVMLError, env_with, write_exe
@@ -71,10 +71,11 @@ def test_framework_child_that_prints_forever_is_a_timeout(tmp_path: Path) -> Non
     )
     out = _in_fresh_process(
         "from compat.probes import frameworks\n"
+        "from compat.probes.outcome import describe_child\n"
         f"t0 = time.monotonic(); res = frameworks.probe({str(py)!r}, timeout=1.5, cache=False)\n"
         "child = res['children']['torch']\n"
         "out = {'seconds': time.monotonic() - t0, 'status': child['status'],\n"
-        "       'describe': frameworks.describe_child(child)}\n"
+        "       'describe': describe_child(child)}\n"
     )
     assert out["seconds"] < 8, out
     assert out["peak_mib"] < 512, out  # bounded: the unbounded read took 4.9 GB; ~300 MiB seen at load 6
