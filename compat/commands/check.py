@@ -187,7 +187,7 @@ def register(app: typer.Typer) -> None:
             extra = doctor_checks
         report = resolve(facts, m, require_gpu=require_gpu, extra_checks=extra)
         if facts.probes:  # ... and its skipped checks read as the doctor's did
-            from compat.commands.doctor import in_doctor_terms, inspected_python
+            from compat.pipeline.doctor import in_doctor_terms, inspected_python
 
             report.skipped[:] = in_doctor_terms(report.skipped, inspected_python(facts.probes))
         raise typer.Exit(
