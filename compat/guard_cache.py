@@ -73,7 +73,7 @@ def _site_state() -> list[tuple[str, int]]:
     return out
 
 
-def _imported_frameworks() -> dict[str, dict[str, Any]]:
+def imported_frameworks() -> dict[str, dict[str, Any]]:
     """Facts about frameworks that are already imported (never imports one)."""
     out: dict[str, dict[str, Any]] = {}
     torch = sys.modules.get("torch")
@@ -93,7 +93,7 @@ def _imported_frameworks() -> dict[str, dict[str, Any]]:
     return out
 
 
-def _matrix_dir(environ: Mapping[str, str]) -> str:
+def matrix_dir(environ: Mapping[str, str]) -> str:
     # Mirrors compat.matrix.resolve_matrix_dir without importing it (the warm path must stay cheap).
     if environ.get("COMPAT_MATRIX_DIR"):
         return environ["COMPAT_MATRIX_DIR"]
@@ -105,7 +105,7 @@ def _matrix_dir(environ: Mapping[str, str]) -> str:
 def _matrix_state(environ: Mapping[str, str]) -> list[Any]:
     from compat.about import __version__
 
-    d = _matrix_dir(environ)
+    d = matrix_dir(environ)
     files = []
     try:
         with os.scandir(d) as it:
@@ -121,7 +121,7 @@ def _matrix_state(environ: Mapping[str, str]) -> list[Any]:
 OVERRIDE_PREFIX = "COMPAT_OVERRIDE_"  # compat.facts.OVERRIDE_PREFIX, not imported on the warm path
 
 
-def _cache_key(environ: Mapping[str, str], options: Mapping[str, Any]) -> str:
+def cache_key(environ: Mapping[str, str], options: Mapping[str, Any]) -> str:
     parts = {
         "format": CACHE_FORMAT,
         "python": sys.version,
@@ -135,7 +135,7 @@ def _cache_key(environ: Mapping[str, str], options: Mapping[str, Any]) -> str:
         ),
         "visible": environ.get("CUDA_VISIBLE_DEVICES"),
         "imported": sorted(
-            (k, str(v.get("version")), str(v.get("cuda"))) for k, v in _imported_frameworks().items()
+            (k, str(v.get("version")), str(v.get("cuda"))) for k, v in imported_frameworks().items()
         ),
         "options": sorted(options.items()),
     }
@@ -143,10 +143,10 @@ def _cache_key(environ: Mapping[str, str], options: Mapping[str, Any]) -> str:
     return f"{zlib.crc32(blob):08x}{zlib.adler32(blob):08x}{len(blob):x}"
 
 
-def _load_cache(path: str) -> Optional[list[Tagged]]:
-    from compat import cache
+def load_cache(path: str) -> Optional[list[Tagged]]:
+    from compat.cache import load
 
-    doc = cache.load(path, CACHE_FORMAT)
+    doc = load(path, CACHE_FORMAT)
     if doc is None:
         return None
     try:
@@ -155,8 +155,8 @@ def _load_cache(path: str) -> Optional[list[Tagged]]:
         return None  # a damaged cache is ignored, never fatal
 
 
-def _store_cache(path: str, findings: Sequence[Tagged]) -> None:
-    from compat import cache
+def store_cache(path: str, findings: Sequence[Tagged]) -> None:
+    from compat.cache import store
 
     doc = {"findings": [{"finding": f.to_json(), "frameworks": list(fw)} for f, fw in findings]}
-    cache.store(path, CACHE_FORMAT, doc)
+    store(path, CACHE_FORMAT, doc)

@@ -119,7 +119,7 @@ def _evaluate(
     nvml: tuple[Optional[str], Optional[list[dict[str, Any]]], str],
 ) -> list[Tagged]:
     from compat.facts import Fact, Facts, Gpu, apply_overrides, make_fact, missing
-    from compat.guard_cache import _imported_frameworks, _matrix_dir
+    from compat.guard_cache import imported_frameworks, matrix_dir
     from compat.installed import installed_facts
     from compat.matrix import get_matrix
     from compat.pipeline.check import check_stack
@@ -139,7 +139,7 @@ def _evaluate(
             return None
 
     facts = installed_facts()
-    imported = _imported_frameworks()
+    imported = imported_frameworks()
     updates = {}
     if "torch" in imported and imported["torch"].get("version"):
         updates["torch"] = fact("torch", imported["torch"]["version"], "torch.__version__")
@@ -160,7 +160,7 @@ def _evaluate(
     facts = apply_overrides(
         Facts(values=facts.values, gpus=facts.gpus, gpus_source=facts.gpus_source), environ
     )
-    report = check_stack(facts, get_matrix(_matrix_dir(environ)), require_gpu=require_gpu)
+    report = check_stack(facts, get_matrix(matrix_dir(environ)), require_gpu=require_gpu)
     out = []
     for f in report.findings:
         if f.severity == "info":
@@ -269,15 +269,15 @@ def _guard(
 ) -> GuardResult:
     if fail_on not in ("error", "warning"):
         raise GuardError(f"fail_on must be 'error' or 'warning', got {fail_on!r}")
-    from compat.guard_cache import _cache_key, _imported_frameworks, _load_cache, _store_cache, cache_dir
+    from compat.guard_cache import cache_dir, cache_key, imported_frameworks, load_cache, store_cache
 
     need_free = parse_size(min_free_gpu_memory) if min_free_gpu_memory is not None else None
     need_gpu = require_gpu or bool(min_gpus) or need_free is not None
 
     options = {"require_gpu": need_gpu}
-    key = _cache_key(env, options)
+    key = cache_key(env, options)
     path = os.path.join(cache_dir(env), f"guard-{key}.json")
-    cached = _load_cache(path)
+    cached = load_cache(path)
     nvml: Optional[tuple[Optional[str], Optional[list[dict[str, Any]]], str]] = None
     if cached is None:
         nvml = _nvml_gpus()
@@ -286,7 +286,7 @@ def _guard(
             # Not cached: the key does not cover the driver library, and a repaired one must be seen at once.
             cached_list.insert(0, (_crash_finding(nvml[2]), ()))
         else:
-            _store_cache(path, cached_list)
+            store_cache(path, cached_list)
         from_cache = False
     else:
         cached_list = cached
@@ -327,7 +327,7 @@ def _guard(
                     )
 
     # CUDA already initialised and the start method is fork: DataLoader workers will die.
-    imported = _imported_frameworks()
+    imported = imported_frameworks()
     if imported.get("torch", {}).get("cuda_initialized"):
         import multiprocessing
 

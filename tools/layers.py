@@ -97,6 +97,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "compat.probes.model",
             "compat.probes.codec",
             "compat.probes.probeset",
+            "compat.probes.outcome",
             "compat.explain.categories",
             "compat.explain.signature",
             "compat.installcmd",

@@ -7,12 +7,13 @@ and its name in DOCTOR_ORDER below.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from compat.checks import doctor_frameworks, doctor_gpu, doctor_health, doctor_host, doctor_toolchain
 from compat.checks.context import Ctx, Result
-from compat.checks.doctor_common import DOCTOR_CHECK_IDS, _guarded
+from compat.checks.doctor_frameworks import PROBE_FAILED
 from compat.checks.registry import REGISTRY
+from compat.findings import Skip
 
 DOCTOR_ORDER = (
     "doctor.gpu-presence",
@@ -38,8 +39,28 @@ _MODULES = (
     doctor_toolchain,
 )  # imported: each registers its checks
 
+
+def _guarded(check: Callable[[Ctx], Iterable[Result]]) -> Callable[[Ctx], Iterator[Result]]:
+    """A check that meets probe data of an unexpected shape (a hand-edited or foreign snapshot) skips with the
+    reason instead of taking the whole report down; findings it yielded before that are kept."""
+
+    def run(ctx: Ctx) -> Iterator[Result]:
+        try:
+            yield from check(ctx)
+        except (TypeError, KeyError, AttributeError, ValueError, IndexError) as exc:
+            yield Skip(
+                f"{PROBE_FAILED}.{check.__name__.removeprefix('check_')}",
+                f"unexpected probe data: {type(exc).__name__}: {exc}",
+            )
+
+    run.__name__ = check.__name__
+    run.__doc__ = check.__doc__
+    run.__wrapped__ = check  # type: ignore[attr-defined]  # the registry maps the wrapper to its registered check
+    return run
+
+
 doctor_checks: tuple[Callable[[Ctx], Iterator[Result]], ...] = tuple(
     _guarded(REGISTRY[name].run) for name in DOCTOR_ORDER
 )
 
-__all__ = ["DOCTOR_CHECK_IDS", "DOCTOR_ORDER", "doctor_checks"]
+__all__ = ["DOCTOR_ORDER", "doctor_checks"]

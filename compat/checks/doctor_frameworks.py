@@ -8,22 +8,23 @@ from collections.abc import Iterator
 from packaging.version import InvalidVersion, Version
 
 from compat.checks.context import Ctx, Result
-from compat.checks.doctor_common import (
-    ENV_LAUNCH_BLOCKING,
-    ENV_SETTINGS,
-    FRAMEWORK_IMPORT,
-    FRAMEWORK_NO_CUDA,
-    FRAMEWORK_PINS,
-    PROBE_FAILED,
-    PYTHON_INTERPRETER,
-    _env,
-)
+from compat.checks.doctor_common import environment
 from compat.checks.registry import check
 from compat.checks.rules import driver_can_run
 from compat.findings import Finding, Fix, Skip
 from compat.installcmd import requirement_command, tf_and_cuda, venv_command
 from compat.probes.model import ChildResult, ProbeFailed
+from compat.probes.outcome import describe_child
 from compat.probes.probeset import SUBJECTS
+
+# Stable check ids. Never renumber or rename.
+FRAMEWORK_IMPORT = "framework.import-failed"
+FRAMEWORK_NO_CUDA = "framework.cuda-unavailable"
+FRAMEWORK_PINS = "framework.pins-conflict"
+PYTHON_INTERPRETER = "python.interpreter"
+ENV_LAUNCH_BLOCKING = "env.launch-blocking"
+ENV_SETTINGS = "env.settings"
+PROBE_FAILED = "probe.failed"
 
 
 def _driver_explains(ctx: Ctx, cuda: str | None) -> bool:
@@ -42,8 +43,6 @@ def _driver_explains(ctx: Ctx, cuda: str | None) -> bool:
     entry_points=("doctor", "check", "explain"),
 )
 def check_frameworks(ctx: Ctx) -> Iterator[Result]:
-    from compat.probes.frameworks import describe_child
-
     fw = ctx.probes.frameworks
     if fw is None:
         yield Skip(FRAMEWORK_IMPORT, "no frameworks probe data")
@@ -227,7 +226,7 @@ def check_environment(ctx: Ctx) -> Iterator[Result]:
     if ctx.probes.environment is None:
         yield Skip(ENV_SETTINGS, "no environment probe data")
         return
-    v = dict(_env(ctx).vars)
+    v = dict(environment(ctx).vars)
     clb = v.get("CUDA_LAUNCH_BLOCKING")
     if clb is not None and clb.strip() not in ("", "0"):
         yield Finding(

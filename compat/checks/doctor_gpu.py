@@ -6,33 +6,36 @@ from collections.abc import Iterator
 
 from compat.checks.context import Ctx, Result
 from compat.checks.doctor_common import (
-    DRIVER_CONTAINER,
-    DRIVER_DEV_NODES,
-    DRIVER_MISMATCH,
-    DRIVER_MISSING,
-    DRIVER_NOUVEAU,
-    DRIVER_NVIDIA_SMI,
-    DRIVER_NVML,
-    DRIVER_WSL,
-    ENV_VISIBLE,
-    GPU_MEMORY,
-    GPU_MIG,
-    GPU_NONE,
-    _details,
-    _drv,
-    _env,
-    _gib,
-    _gpu_label,
-    _kernel_notes,
-    _nvml_cause,
-    _real_gpus,
-    _smi,
-    _why_no_gpu,
+    details_of,
+    driver_state,
+    environment,
+    gib,
+    gpu_label,
+    kernel_notes,
+    nvidia_smi,
+    nvml_cause,
+    real_gpus,
+    visible_devices,
+    why_no_gpu,
 )
 from compat.checks.gpu import GPU_REQUIRED
 from compat.checks.registry import check
 from compat.findings import Finding, Fix
 from compat.probes.model import ProbeFailed
+
+# Stable check ids. Never renumber or rename.
+GPU_NONE = "gpu.none"
+DRIVER_MISSING = "driver.missing"
+DRIVER_NOUVEAU = "driver.nouveau"
+DRIVER_MISMATCH = "driver.mismatch"
+DRIVER_DEV_NODES = "driver.dev-nodes"
+DRIVER_NVML = "driver.nvml"
+DRIVER_NVIDIA_SMI = "driver.nvidia-smi"
+DRIVER_CONTAINER = "driver.container"
+DRIVER_WSL = "driver.wsl"
+ENV_VISIBLE = "env.cuda-visible-devices"
+GPU_MEMORY = "gpu.memory-in-use"
+GPU_MIG = "gpu.mig"
 
 
 @check(
@@ -45,8 +48,8 @@ def check_gpu_presence(ctx: Ctx) -> Iterator[Result]:
     gpus = ctx.facts.gpus
     if gpus:
         return
-    drv = _drv(ctx)
-    env = _env(ctx)
+    drv = driver_state(ctx)
+    env = environment(ctx)
     pci = drv.pci_gpus
     cont = env.container
     pci_txt = ", ".join(
@@ -78,7 +81,7 @@ def check_gpu_presence(ctx: Ctx) -> Iterator[Result]:
     if pci:
         nv = ctx.probes.nvml
         loaded = drv.nvidia_module_loaded
-        notes = _kernel_notes(ctx, "probe-not-called") + _kernel_notes(ctx, "rm-init-failed")
+        notes = kernel_notes(ctx, "probe-not-called") + kernel_notes(ctx, "rm-init-failed")
         why = f"NVML says: {nv.reason}" if isinstance(nv, ProbeFailed) else "no NVIDIA driver answers"
         msg = (
             f"This machine has {len(pci)} NVIDIA GPU(s) on the PCI bus ({pci_txt}) but {why}. "
@@ -117,7 +120,7 @@ def check_gpu_presence(ctx: Ctx) -> Iterator[Result]:
                 GPU_REQUIRED,
                 "error",
                 "A GPU is required but none could be confirmed",
-                f"A GPU was required (--require-gpu) and the probes could not list one: {_why_no_gpu(ctx)}.",
+                f"A GPU was required (--require-gpu) and the probes could not list one: {why_no_gpu(ctx)}.",
                 (Fix("See the driver findings above"),),
                 group="driver",
             )
@@ -157,7 +160,7 @@ def check_gpu_presence(ctx: Ctx) -> Iterator[Result]:
         GPU_NONE,
         "info",
         "No NVIDIA GPU on this machine",
-        f"No NVIDIA GPU was found ({_why_no_gpu(ctx)}). That is fine for CPU-only work: the checks of frameworks, "
+        f"No NVIDIA GPU was found ({why_no_gpu(ctx)}). That is fine for CPU-only work: the checks of frameworks, "
         f"Python and resources still ran; GPU and driver checks were skipped.{hint}",
         (),
         {"gpus": 0},
@@ -167,15 +170,15 @@ def check_gpu_presence(ctx: Ctx) -> Iterator[Result]:
 
 def _mismatch_evidence(ctx: Ctx) -> list[str]:
     ev = []
-    if _nvml_cause(ctx) == "version-mismatch":
+    if nvml_cause(ctx) == "version-mismatch":
         ev.append("NVML: Driver/library version mismatch")
-    smi = _smi(ctx)
+    smi = nvidia_smi(ctx)
     if smi.kind == "version-mismatch":
         ev.append(
             "nvidia-smi: Failed to initialize NVML: Driver/library version mismatch"
             + (f" (NVML library version {smi.library_version})" if smi.library_version else "")
         )
-    for n in _kernel_notes(ctx, "api-mismatch"):
+    for n in kernel_notes(ctx, "api-mismatch"):
         ev.append(f"kernel log: the client has the version {n.client}, the kernel module {n.kernel}")
     return ev
 
@@ -187,14 +190,14 @@ def _mismatch_evidence(ctx: Ctx) -> list[str]:
 )
 def check_driver_state(ctx: Ctx) -> Iterator[Result]:
     """Kernel module vs user-space libraries, device nodes, a hung or failing NVML, a misbehaving nvidia-smi."""
-    drv = _drv(ctx)
+    drv = driver_state(ctx)
     nv = ctx.probes.nvml
-    env = _env(ctx)
+    env = environment(ctx)
     evidence = _mismatch_evidence(ctx)
     kernel = drv.kernel_version
     user = list(drv.userspace_versions)
     if drv.mismatch or evidence:
-        smi_lib = _smi(ctx).library_version
+        smi_lib = nvidia_smi(ctx).library_version
         user_txt = ", ".join(user) or smi_lib or "a different version"
         yield Finding(
             DRIVER_MISMATCH,
@@ -342,7 +345,7 @@ def check_driver_state(ctx: Ctx) -> Iterator[Result]:
             {},
             group="driver",
         )
-    smi = _smi(ctx)
+    smi = nvidia_smi(ctx)
     if smi.kind in ("hang", "crashed", "garbage", "error", "failed", "gpu-lost", "nvml-unknown"):
         text = {
             "hang": "nvidia-smi hung",
@@ -389,14 +392,12 @@ def check_driver_state(ctx: Ctx) -> Iterator[Result]:
     entry_points=("doctor", "check", "explain"),
 )
 def check_visible_devices(ctx: Ctx) -> Iterator[Result]:
-    from compat.probes.environment import visible_devices
-
-    env = _env(ctx)
+    env = environment(ctx)
     value = env.vars.get("CUDA_VISIBLE_DEVICES")
-    gpus = _real_gpus(ctx)
+    gpus = real_gpus(ctx)
     if value is None or not gpus:
         return
-    uuids = [str(u) for u in (_details(g).uuid for g in gpus) if u]
+    uuids = [str(u) for u in (details_of(g).uuid for g in gpus) if u]
     vis = visible_devices(value, len(gpus), uuids or None)
     if vis.hides_all:
         yield Finding(
@@ -434,19 +435,19 @@ def check_visible_devices(ctx: Ctx) -> Iterator[Result]:
     entry_points=("doctor", "check", "explain"),
 )
 def check_gpu_usage(ctx: Ctx) -> Iterator[Result]:
-    for g in _real_gpus(ctx):
-        d = _details(g)
+    for g in real_gpus(ctx):
+        d = details_of(g)
         total, used = d.memory_total, d.memory_used
         if total is not None and used is not None and total > 0 and used / total > 0.5:
             who = ", ".join(
-                f"pid {p.pid}" + (f" ({_gib(p.used_memory)})" if p.used_memory else "")
+                f"pid {p.pid}" + (f" ({gib(p.used_memory)})" if p.used_memory else "")
                 for p in d.processes[:5]
             )
             yield Finding(
                 GPU_MEMORY,
                 "warning",
-                f"{_gpu_label(g)}: {_gib(used)} of {_gib(total)} already in use",
-                f"{_gpu_label(g)} has only {_gib(d.memory_free)} free"
+                f"{gpu_label(g)}: {gib(used)} of {gib(total)} already in use",
+                f"{gpu_label(g)} has only {gib(d.memory_free)} free"
                 + (f"; held by {who}" if who else "")
                 + ". A new training job may fail with 'CUDA out of memory'.",
                 (
@@ -463,7 +464,7 @@ def check_gpu_usage(ctx: Ctx) -> Iterator[Result]:
             yield Finding(
                 GPU_MIG,
                 "info",
-                f"{_gpu_label(g)}: MIG mode is {'on' if mig.current else 'pending'}",
+                f"{gpu_label(g)}: MIG mode is {'on' if mig.current else 'pending'}",
                 "With MIG on, CUDA sees only the MIG instances (none until they are created), each with a slice of "
                 "the memory; select one with CUDA_VISIBLE_DEVICES=MIG-<uuid>.",
                 (Fix("List the MIG devices", "nvidia-smi -L"),),

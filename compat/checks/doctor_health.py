@@ -2,26 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from compat.checks.context import Ctx, Result
-from compat.checks.doctor_common import (
-    GPU_ECC,
-    GPU_PCIE,
-    GPU_POWER,
-    GPU_RETIRED,
-    GPU_THERMAL,
-    GPU_THROTTLE,
-    GPU_XID,
-    HOST_OOM,
-    _details,
-    _gib,
-    _gpu_label,
-    _real_gpus,
-)
+from compat.checks.doctor_common import details_of, gib, gpu_label, real_gpus
 from compat.checks.registry import check
 from compat.findings import SEVERITIES, Finding, Fix, Skip
 from compat.probes.model import Health, ProbeFailed, XidEvent
+
+# Stable check ids. Never renumber or rename.
+GPU_THERMAL = "gpu.thermal"
+GPU_THROTTLE = "gpu.throttle"
+GPU_POWER = "gpu.power"
+GPU_ECC = "gpu.ecc"
+GPU_RETIRED = "gpu.retired-pages"
+GPU_PCIE = "gpu.pcie"
+GPU_XID = "gpu.xid"
+HOST_OOM = "host.oom"
 
 
 @check(
@@ -30,11 +28,11 @@ from compat.probes.model import Health, ProbeFailed, XidEvent
     entry_points=("doctor", "check", "explain"),
 )
 def check_gpu_health(ctx: Ctx) -> Iterator[Result]:
-    for g in _real_gpus(ctx):
-        h = _details(g).health
+    for g in real_gpus(ctx):
+        h = details_of(g).health
         if h is None:
             continue
-        label = _gpu_label(g)
+        label = gpu_label(g)
         reasons = list(h.throttle_reasons)
         temp, slow = h.temperature, h.temperature_slowdown
         thermal = [r for r in reasons if "thermal" in r]
@@ -160,14 +158,21 @@ def _pci_key(bus_id: str | None) -> str | None:
     return f"{dom}:{parts[-2]}:{parts[-1].split('.')[0]}"
 
 
+def xid_table(doc: Any) -> dict[int, Mapping[str, Any]]:
+    """code -> row, from a validated matrix/xid.yaml document (empty when absent or malformed)."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("xids"), list):
+        return {}
+    return {
+        row["code"]: row for row in doc["xids"] if isinstance(row, dict) and isinstance(row.get("code"), int)
+    }
+
+
 @check(
     "doctor.kernel-log",
     ids=(GPU_XID, HOST_OOM),
     entry_points=("doctor", "check", "explain"),
 )
 def check_kernel_log(ctx: Ctx) -> Iterator[Result]:
-    from compat.probes.health import xid_table
-
     h = ctx.probes.health
     if not isinstance(h, Health) or h.status != "ok":
         why = h.reason if isinstance(h, ProbeFailed) else (h.error if h is not None else None)
@@ -176,7 +181,7 @@ def check_kernel_log(ctx: Ctx) -> Iterator[Result]:
         yield Skip(HOST_OOM, reason)
         return
     table = xid_table(ctx.m.raw.get("xid.yaml"))
-    by_pci = {_pci_key(_details(g).pci_bus_id): g for g in _real_gpus(ctx)}
+    by_pci = {_pci_key(details_of(g).pci_bus_id): g for g in real_gpus(ctx)}
     groups: dict[int, list[XidEvent]] = {}
     for e in h.xid:
         if e.code is not None:
@@ -221,7 +226,7 @@ def check_kernel_log(ctx: Ctx) -> Iterator[Result]:
     if ooms:
         cg = [o for o in ooms if o.cgroup]
         who = ", ".join(
-            f"{o.process} (pid {o.pid}" + (f", {_gib(o.anon_rss)}" if o.anon_rss else "") + ")"
+            f"{o.process} (pid {o.pid}" + (f", {gib(o.anon_rss)}" if o.anon_rss else "") + ")"
             for o in ooms[-5:]
         )
         yield Finding(

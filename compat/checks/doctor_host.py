@@ -7,27 +7,26 @@ import shlex
 from collections.abc import Iterator
 
 from compat.checks.context import Ctx, Result
-from compat.checks.doctor_common import (
-    CUDNN_MULTIPLE,
-    DISK_MIN,
-    GIB,
-    HOST_CGROUP_OOM,
-    HOST_CPU_QUOTA,
-    HOST_DISK,
-    HOST_MEMORY,
-    HOST_NOFILE,
-    HOST_SHM,
-    LIBS_SHADOWED,
-    MEMORY_LOW,
-    NOFILE_MIN,
-    SHM_MIN,
-    TOOLKIT_MULTIPLE,
-    _env,
-    _gib,
-)
+from compat.checks.doctor_common import GIB, environment, gib
 from compat.checks.registry import check
 from compat.findings import Finding, Fix, Skip
 from compat.probes.model import Cudnn, Frameworks, Resources, Toolkits
+
+# Stable check ids. Never renumber or rename.
+HOST_CGROUP_OOM = "host.cgroup-oom"
+HOST_SHM = "host.shm"
+HOST_MEMORY = "host.memory"
+HOST_NOFILE = "host.nofile"
+HOST_CPU_QUOTA = "host.cpu-quota"
+HOST_DISK = "host.disk"
+TOOLKIT_MULTIPLE = "toolkit.multiple"
+LIBS_SHADOWED = "libs.shadowed"
+CUDNN_MULTIPLE = "cudnn.multiple"
+
+SHM_MIN = 1 * GIB  # Docker's default is 64 MiB; DataLoader workers pass batches through /dev/shm.
+NOFILE_MIN = 1024
+DISK_MIN = 2 * GIB
+MEMORY_LOW = 2 * GIB
 
 
 @check(
@@ -42,7 +41,7 @@ def check_resources(ctx: Ctx) -> Iterator[Result]:
         for cid in (HOST_SHM, HOST_MEMORY, HOST_CGROUP_OOM, HOST_NOFILE, HOST_DISK):
             yield Skip(cid, why)
         return
-    in_container = bool(_env(ctx).container.in_container)
+    in_container = bool(environment(ctx).container.in_container)
     cg = r.cgroup
     kills = cg.oom_kills
     if kills is not None and kills > 0:
@@ -51,7 +50,7 @@ def check_resources(ctx: Ctx) -> Iterator[Result]:
             "warning",
             f"{kills} process(es) in this cgroup were OOM-killed",
             f"The memory cgroup this process runs in (cgroup v{cg.version}, limit "
-            f"{_gib(cg.memory_limit) if cg.memory_limit else 'none'}) counted {kills} OOM kill(s). "
+            f"{gib(cg.memory_limit) if cg.memory_limit else 'none'}) counted {kills} OOM kill(s). "
             "A job that vanished with 'Killed' (or a Jupyter 'kernel died') hit this limit.",
             (
                 Fix(
@@ -70,8 +69,8 @@ def check_resources(ctx: Ctx) -> Iterator[Result]:
             yield Finding(
                 HOST_SHM,
                 "warning",
-                f"/dev/shm is only {_gib(shm.total)}",
-                f"/dev/shm has {_gib(shm.total)} ({_gib(shm.free)} free). PyTorch DataLoader workers pass "
+                f"/dev/shm is only {gib(shm.total)}",
+                f"/dev/shm has {gib(shm.total)} ({gib(shm.free)} free). PyTorch DataLoader workers pass "
                 "batches through shared memory; with a small /dev/shm (Docker's default is 64 MiB) they die with "
                 "'Bus error' or 'unable to write to file </torch_...>: No space left on device'.",
                 (
@@ -94,8 +93,8 @@ def check_resources(ctx: Ctx) -> Iterator[Result]:
             yield Finding(
                 HOST_MEMORY,
                 "warning",
-                f"Only {_gib(avail)} of {_gib(total)} RAM available",
-                f"The host has {_gib(avail)} of {_gib(total)} memory available (swap {_gib(mem.swap_free)} "
+                f"Only {gib(avail)} of {gib(total)} RAM available",
+                f"The host has {gib(avail)} of {gib(total)} memory available (swap {gib(mem.swap_free)} "
                 "free). Loading a dataset or starting DataLoader workers may get the job OOM-killed.",
                 (Fix("Find what uses the memory", "ps aux --sort=-rss | head"),),
                 {"available": avail},
@@ -105,9 +104,9 @@ def check_resources(ctx: Ctx) -> Iterator[Result]:
             yield Finding(
                 HOST_MEMORY,
                 "warning" if limit < 4 * GIB else "info",
-                f"Container memory limit {_gib(limit)} (host has {_gib(total)})",
-                f"This {'container' if in_container else 'cgroup'} may use at most {_gib(limit)} although the host has "
-                f"{_gib(total)}; past it the kernel kills the job ('Killed').",
+                f"Container memory limit {gib(limit)} (host has {gib(total)})",
+                f"This {'container' if in_container else 'cgroup'} may use at most {gib(limit)} although the host has "
+                f"{gib(total)}; past it the kernel kills the job ('Killed').",
                 (Fix("Raise the limit", "docker run --memory 32g ..."),),
                 {"memory_limit": limit},
                 group="resources",
@@ -150,8 +149,8 @@ def check_resources(ctx: Ctx) -> Iterator[Result]:
             yield Finding(
                 HOST_DISK,
                 "warning",
-                f"Only {_gib(free)} free on {d.path}",
-                f"The file system of {d.path} has {_gib(free)} free: checkpoints and datasets written there "
+                f"Only {gib(free)} free on {d.path}",
+                f"The file system of {d.path} has {gib(free)} free: checkpoints and datasets written there "
                 "will fail with 'No space left on device'.",
                 (
                     Fix(
@@ -279,7 +278,7 @@ def _shadowed(ctx: Ctx, t: Toolkits) -> Iterator[Result]:
 
 
 def _ld_without(ctx: Ctx, drop: list[str]) -> list[str]:
-    cur = str(_env(ctx).vars.get("LD_LIBRARY_PATH") or "")
+    cur = str(environment(ctx).vars.get("LD_LIBRARY_PATH") or "")
     return [d for d in cur.split(":") if d and d not in drop]
 
 

@@ -182,12 +182,12 @@ def register(app: typer.Typer) -> None:
 
         extra: tuple = ()  # type: ignore[type-arg]
         if facts.probes:  # a doctor snapshot: its probe data reproduces the doctor's own checks too
-            from compat.probes.checks import doctor_checks
+            from compat.checks.doctor import doctor_checks
 
             extra = doctor_checks
         report = check_stack(facts, m, require_gpu=require_gpu, extra_checks=extra)
         if facts.probes:  # ... and its skipped checks read as the doctor's did
-            from compat.commands.doctor import in_doctor_terms, inspected_python
+            from compat.pipeline.doctor import in_doctor_terms, inspected_python
 
             report.skipped[:] = in_doctor_terms(report.skipped, inspected_python(facts.probes))
         raise typer.Exit(

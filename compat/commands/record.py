@@ -37,9 +37,9 @@ def register(app: typer.Typer) -> None:
             parent = os.path.dirname(os.path.abspath(out))
             if not os.path.isdir(parent):
                 raise InputError(f"--out {out!r}: directory {parent!r} does not exist")
-        from compat.probes.nvml_record import record
+        from compat.probes.nvml_profile import profile
 
-        doc, why = record(timeout)
+        doc, why = profile(timeout)
         if doc is None:
             sys.stderr.write(f"compat: record: {why}\n")
             raise typer.Exit(EXIT_INCOMPATIBLE)

@@ -49,13 +49,14 @@ def register(app: typer.Typer) -> None:
 
         Example: compat report train.log --redact > report.md
         """
-        from compat.commands.doctor import _validate, doctor_report, snapshot_report
+        from compat.commands.doctor import validate_options
         from compat.errors import InputError
+        from compat.pipeline.doctor import doctor_report, snapshot_report
         from compat.report_markdown import bundle_markdown
 
         if snapshot is not None and python is not None:
             raise InputError("give --snapshot or --python, not both")
-        _validate(python, 5.0, None)
+        validate_options(python, 5.0, None)
         m = load(matrix)
         if snapshot is not None:
             rep = snapshot_report(m, snapshot)

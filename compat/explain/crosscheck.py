@@ -15,7 +15,7 @@ from compat.facts import Fact, Facts, Gpu, make_fact
 from compat.findings import Finding, Fix, Report
 from compat.versions import parse_cc
 
-# Resolver and doctor check ids (stable: compat.resolver, compat.probes.checks) that confirm each category.
+# Resolver and doctor check ids (stable: compat.resolver, compat.checks.doctor) that confirm each category.
 CONFIRMING: dict[str, tuple[str, ...]] = {
     "driver_too_old": ("driver.cuda", "cudnn.driver"),
     "arch_not_supported": ("wheel.arch", "toolkit.arch", "cudnn.arch"),
@@ -74,7 +74,7 @@ def merge_log_facts(facts: Facts, log: Mapping[str, Any]) -> Facts:
 
 def _extra_checks() -> tuple[Callable[[Any], Iterator[Any]], ...]:
     try:
-        from compat.probes.checks import doctor_checks
+        from compat.checks.doctor import doctor_checks
     except ImportError:  # the doctor's checks are optional here
         return ()
     return tuple(doctor_checks)

@@ -87,7 +87,7 @@ def gather_facts(
     """
     from compat.probes import cudnn, driver, environment, health, resources, toolchain, toolkits
     from compat.probes import frameworks as fwmod
-    from compat.probes._util import HostFS, run_bounded
+    from compat.probes.host import HostFS, run_bounded
 
     env: dict[str, str] = dict(os.environ if environ is None else environ)
     fs = HostFS(env.get("COMPAT_HOST_ROOT") or root)  # a recorded host's /proc, /sys, /dev (tests, replays)

@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from compat.probes._util import HostFS, read
+from compat.probes.host import HostFS, read
 from compat.probes.toolkits import soname
 
 INCLUDE_DIRS = (

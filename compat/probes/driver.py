@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from compat.probes._util import HostFS, read
+from compat.probes.host import HostFS, read
 
 NVIDIA_PCI_VENDOR = "0x10de"
 # PCI class 0x0300xx (VGA) and 0x0302xx (3D controller): the GPUs, not their audio or USB functions.

@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
-from compat._record import record
-from compat.probes._util import HostFS, read
+from compat.probes.host import HostFS, read
 
 VARS = (
     "CUDA_VISIBLE_DEVICES",
@@ -40,54 +38,10 @@ VARS = (
 )
 PREFIXES = ("NCCL_",)
 _CGROUP_MARKERS = ("docker", "kubepods", "containerd", "libpod", "lxc", "crio")
-_UUID_RE = re.compile(r"^(GPU|MIG)-[0-9a-fA-F-]+$|^MIG-GPU-")
 
 
 def relevant_vars(environ: Mapping[str, str]) -> dict[str, str]:
     return {k: environ[k] for k in sorted(environ) if k in VARS or k.startswith(PREFIXES)}
-
-
-@record
-class Visibility:
-    """What CUDA_VISIBLE_DEVICES leaves visible."""
-
-    set: bool
-    """Whether the variable is set at all."""
-    visible: tuple[str, ...] | None
-    """The entries CUDA keeps, in order (None when unset: every GPU)."""
-    hides_all: bool
-    invalid: str | None
-    """The first entry that is not a GPU index or UUID: CUDA ignores it and everything after it."""
-
-
-def visible_devices(value: str | None, count: int | None, uuids: list[str] | None = None) -> Visibility:
-    """What CUDA_VISIBLE_DEVICES leaves visible of `count` GPUs.
-
-    CUDA reads the comma-separated list left to right and stops at the first entry that is not a valid
-    index or (a prefix of a) GPU UUID; an empty value hides every GPU.
-    https://docs.nvidia.com/cuda/cuda-c-programming-guide/#cuda-environment-variables
-    """
-    if value is None:
-        return Visibility(False, None, False, None)
-    visible: list[str] = []
-    invalid = None
-    for e in (x.strip() for x in value.split(",")):
-        if e.isdigit():
-            ok = count is None or int(e) < count
-        elif _UUID_RE.match(e):
-            ok = (
-                uuids is None
-                or e.upper().startswith("MIG")
-                or any(u.lower().startswith(e.lower()) for u in uuids)
-            )
-        else:
-            ok = False
-        if not ok:
-            invalid = e
-            break
-        if e not in visible:
-            visible.append(e)
-    return Visibility(True, tuple(visible), not visible, invalid)
 
 
 def detect_container(fs: HostFS, environ: Mapping[str, str]) -> dict[str, Any]:

@@ -12,8 +12,11 @@ from typing import Any, Callable
 
 from compat import _proc
 from compat import cache as cache_mod
+from compat._proc import run as run_command
+from compat._proc import signal_name, tail
 from compat.distributions import DISTRIBUTIONS, SUPPORT
-from compat.probes._util import first_line, run_bounded, run_command, signal_name, tail
+from compat.probes.host import run_bounded
+from compat.probes.outcome import describe_child
 
 CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_framework_child.py")
 
@@ -148,26 +151,6 @@ def run_child(
         "bad_json": bad_json,
         "timeout": timeout,
     }
-
-
-def describe_child(child: Mapping[str, Any]) -> str:
-    """One sentence: how the child ended."""
-    doc = child.get("result") or {}
-    stage = doc.get("stage")
-    where = f" (during {stage})" if stage and stage not in ("done", "start") else ""
-    st = child.get("status")
-    if st == "timeout":
-        return f"did not finish within {child.get('timeout', 0):g} s and was killed{where}"
-    if st == "crashed":
-        return f"crashed with {child.get('signal')}{where}"
-    if st == "import-error":
-        return f"failed: {doc.get('error')}"
-    if st == "not-run":
-        return f"could not be started: {child.get('describe')}"
-    if st == "failed":
-        first = first_line(str(child.get("output") or ""))
-        return f"exited with status {child.get('returncode')}{where}" + (f": {first}" if first else "")
-    return "ran"
 
 
 # ------------------------------------------------------------------ cache of successful imports

@@ -12,8 +12,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from compat._proc import run as run_command
 from compat.matrixfiles import document, integer, items, mapping, problems, register_side_file, text, url
-from compat.probes._util import HostFS, run_command
+from compat.probes.host import HostFS
 
 MAX_EVENTS = 50
 
@@ -284,12 +285,3 @@ def validate_document(doc: Any) -> list[str]:
 
 
 register_side_file(XID_FILE, validate_document)
-
-
-def xid_table(doc: Any) -> dict[int, Mapping[str, Any]]:
-    """code -> row, from a validated matrix/xid.yaml document (empty when absent or malformed)."""
-    if not isinstance(doc, dict) or not isinstance(doc.get("xids"), list):
-        return {}
-    return {
-        row["code"]: row for row in doc["xids"] if isinstance(row, dict) and isinstance(row.get("code"), int)
-    }

@@ -12,7 +12,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from compat.probes._util import CmdResult, run_command, tail
+from compat._proc import CmdResult, tail
+from compat._proc import run as run_command
 
 FIELDS = (
     "index",

@@ -392,7 +392,7 @@ def probe(nvml: Any = None, timeout: float = 5.0) -> dict[str, Any]:
     """acquire() under a deadline; `nvml` defaults to the real pynvml module, which runs in a child process."""
     if nvml is None:
         return in_child("full", timeout)
-    from compat.probes._util import call_with_deadline
+    from compat.probes.host import call_with_deadline
 
     res = call_with_deadline(lambda: acquire(nvml), timeout, "nvml")
     if isinstance(res, dict) and res.get("status") == "timeout":
@@ -401,20 +401,6 @@ def probe(nvml: Any = None, timeout: float = 5.0) -> dict[str, Any]:
             "error": {"code": None, "kind": "hang", "message": f"NVML did not answer within {timeout:g} s"},
         }
     return res  # type: ignore[no-any-return]
-
-
-# ------------------------------------------------------------------ parsing (compat/probes/nvml_parse.py)
-
-_PARSERS = ("cuda_version_from_int", "throttle_reasons", "gpu_details", "parse")
-
-
-def __getattr__(name: str) -> Any:
-    """nvml.parse() and the other parsers moved to nvml_parse.py (this file stays loadable by path in the child)."""
-    if name in _PARSERS:
-        from compat.probes import nvml_parse
-
-        return getattr(nvml_parse, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ------------------------------------------------------------------ the guard's cheap read
@@ -461,7 +447,7 @@ def read_nvml_light(
     if nvml is None:
         res = in_child("light", timeout)
     else:
-        from compat.probes._util import call_with_deadline
+        from compat.probes.host import call_with_deadline
 
         res = call_with_deadline(lambda: acquire_light(nvml), timeout, "nvml-light")
     if res.get("status") == "ok":

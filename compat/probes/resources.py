@@ -7,7 +7,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from compat.probes._util import HostFS, os_error_text, read
+from compat._proc import os_error_text
+from compat.probes.host import HostFS, read
 
 # cgroup v1 reports "no limit" as a huge page-aligned number (PAGE_COUNTER_MAX * page size).
 _V1_UNLIMITED = 1 << 62

@@ -9,7 +9,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from compat.probes._util import HostFS, read, which
+from compat._proc import which
+from compat.probes.host import HostFS, read
 from compat.probes.toolcache import version_query
 
 _NVCC_RE = re.compile(r"Cuda compilation tools, release (\d+\.\d+), V(\d+\.\d+(?:\.\d+)?)")

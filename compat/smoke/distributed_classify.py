@@ -13,7 +13,7 @@ from typing import Any, Optional
 from compat.findings import Fix
 from compat.smoke import causes, harness
 from compat.smoke.result import SmokeResult
-from compat.smoke.verdict import _float, _int  # the smoke documents' number readers
+from compat.smoke.verdict import as_float, as_int  # the smoke documents' number readers
 
 # Causes that one rank can hit by itself and that break the collective for all the others: when the first rank
 # to fail shows one of these, it is the root cause; the other ranks' communication errors are symptoms.
@@ -69,8 +69,8 @@ def _rank_text(raw: Mapping[str, Any]) -> str:
 def _rank_entry(raw: Mapping[str, Any]) -> dict[str, Any]:
     """One rank as the result document shows it."""
     res = _dict(raw.get("result"))
-    rc = _int(raw.get("exit_code"))
-    sig = _int(raw.get("signal"))
+    rc = as_int(raw.get("exit_code"))
+    sig = as_int(raw.get("signal"))
     killed = raw.get("killed") if isinstance(raw.get("killed"), str) else None
     text = _rank_text(raw)
     if rc == 0 and res.get("status") == "passed":
@@ -109,22 +109,22 @@ def _rank_entry(raw: Mapping[str, Any]) -> dict[str, Any]:
             else (COMM_CATEGORY if status == "timed_out" or _COMM_RE.search(text) else None)
         )
     entry: dict[str, Any] = {
-        "rank": _int(raw.get("rank")),
+        "rank": as_int(raw.get("rank")),
         "status": status,
-        "pid": _int(raw.get("pid")),
+        "pid": as_int(raw.get("pid")),
         "exit_code": rc,
         "signal": harness.signal_name(sig) if sig is not None else None,
         "killed": killed,
         "stage": raw.get("stage") if isinstance(raw.get("stage"), str) else None,
-        "seconds": _float(raw.get("seconds")),
+        "seconds": as_float(raw.get("seconds")),
         "device": res.get("device") if isinstance(res.get("device"), str) else None,
         "device_name": res.get("device_name") if isinstance(res.get("device_name"), str) else None,
-        "steps": _int(res.get("steps")) or len(losses),
+        "steps": as_int(res.get("steps")) or len(losses),
         "losses": losses,
-        "loss_first": _float(losses[0]) if losses else None,
-        "loss_last": _float(losses[-1]) if losses else None,
-        "samples_per_second": _float(res.get("samples_per_second")),
-        "peak_memory_bytes": _int(res.get("peak_memory_bytes")),
+        "loss_first": as_float(losses[0]) if losses else None,
+        "loss_last": as_float(losses[-1]) if losses else None,
+        "samples_per_second": as_float(res.get("samples_per_second")),
+        "peak_memory_bytes": as_int(res.get("peak_memory_bytes")),
         "allreduce": res.get("allreduce") if isinstance(res.get("allreduce"), dict) else None,
         "weights_in_sync": res.get("weights_in_sync")
         if isinstance(res.get("weights_in_sync"), dict)
@@ -132,7 +132,7 @@ def _rank_entry(raw: Mapping[str, Any]) -> dict[str, Any]:
         "message": message,
         "cause": cause,
         "timings": {
-            k: round(float(v), 4) for k, v in _dict(res.get("timings")).items() if _float(v) is not None
+            k: round(float(v), 4) for k, v in _dict(res.get("timings")).items() if as_float(v) is not None
         },
     }
     if status != "passed":
@@ -177,7 +177,7 @@ def _explain_ranks(
     text = _rank_text(root_raw)
     own = causes.diagnose(text)
     sig = root["signal"]
-    signum = _int(root_raw.get("signal"))
+    signum = as_int(root_raw.get("signal"))
     if own is None and signum is not None:
         own = causes.signal_cause(signum, None)
     after = ""
@@ -251,10 +251,10 @@ def classify(
     details: dict[str, Any] = dict(base)
     raw_ranks = [r for r in (doc.get("ranks") or []) if isinstance(r, dict)]
     entries = [_rank_entry(r) for r in raw_ranks]
-    details["world_size"] = _int(doc.get("world_size"))
+    details["world_size"] = as_int(doc.get("world_size"))
     details["backend"] = doc.get("backend") if isinstance(doc.get("backend"), str) else None
     details["ranks"] = entries
-    details["first_failed_rank"] = _int(doc.get("first_failed_rank"))
+    details["first_failed_rank"] = as_int(doc.get("first_failed_rank"))
     details["stage"] = doc.get("stage") if isinstance(doc.get("stage"), str) else run.stage
     details["exit_code"] = run.returncode
     if run.leftovers:
@@ -262,7 +262,7 @@ def classify(
     if run.oom is not None:
         details["oom_kill_confirmed"] = run.oom.confirmed
         details["oom_evidence"] = run.oom.evidence
-    timings = {k: round(v, 4) for k, v in _dict(doc.get("timings")).items() if _float(v) is not None}
+    timings = {k: round(v, 4) for k, v in _dict(doc.get("timings")).items() if as_float(v) is not None}
     # The slowest rank's stages (the run waits for it): import, init (rendezvous), allreduce, setup, steps, verify.
     for key in ("import", "init", "allreduce", "setup", "first_step", "steady_steps", "verify"):
         vals = [e["timings"][key] for e in entries if key in e["timings"]]

@@ -98,8 +98,8 @@ def parse_kernel_log(text: str, since: Optional[float] = None) -> list[int]:
 
 def read_kernel_log(timeout: float = 5.0) -> tuple[Optional[str], str]:
     """Acquire: (the kernel log or None, where it came from or why not), by the one kernel-log reader."""
-    from compat.probes._util import HostFS
     from compat.probes.health import read_log
+    from compat.probes.host import HostFS
 
     text, source, tried = read_log(HostFS(), os.environ, timeout)
     if text is not None:

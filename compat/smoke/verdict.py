@@ -19,13 +19,15 @@ MISMATCH_FIXES = (
 )
 
 
-def _float(v: Any) -> Optional[float]:
+def as_float(v: Any) -> Optional[float]:
+    """A finite number from a smoke document as a float; None for anything else (bools included)."""
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
         return None
     return float(v)
 
 
-def _int(v: Any) -> Optional[int]:
+def as_int(v: Any) -> Optional[int]:
+    """A finite number from a smoke document as an int; None for anything else (bools included)."""
     return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
 
 
@@ -75,10 +77,10 @@ def _timings(
         "compare",
         "find_max_batch",
     ):
-        v = _float(child.get(key))
+        v = as_float(child.get(key))
         if v is not None:
             out[key] = v
-    end = _float(child_end)
+    end = as_float(child_end)
     if end is not None:
         out["child_exit"] = max(0.0, run.t_exit - end)
     out["total"] = total
@@ -113,8 +115,8 @@ def classify(
     max_batch = None
     if isinstance(r.get("max_batch"), dict):
         mb = r["max_batch"]
-        max_batch = _int(mb.get("max_batch"))
-        details["memory_per_sample_bytes"] = _int(mb.get("bytes_per_sample"))
+        max_batch = as_int(mb.get("max_batch"))
+        details["memory_per_sample_bytes"] = as_int(mb.get("bytes_per_sample"))
         details["max_batch_search"] = {"stopped": mb.get("stopped"), "tried": mb.get("tried")}
     if options.find_max_batch and max_batch is None and r.get("device") == "cpu" and child_status is not None:
         details["max_batch_note"] = "--find-max-batch applies to GPUs only: not run on the CPU"
@@ -221,7 +223,7 @@ def classify(
         if flood and status != "passed":  # say why it was killed, in the text too (issue 19, item 11)
             message = f"{message}; {flood[0]}"
 
-    peak = _int(r.get("peak_memory_bytes"))
+    peak = as_int(r.get("peak_memory_bytes"))
     if peak is not None:
         details["peak_memory_kind"] = r.get("peak_memory_kind")
     cudnn = r.get("cudnn_used") if isinstance(r.get("cudnn_used"), bool) and r.get("device") else None
@@ -231,11 +233,11 @@ def classify(
         framework_version=_str(r.get("framework_version")) or version,
         device=_str(r.get("device")),
         device_name=_str(r.get("device_name")),
-        steps=_int(r.get("steps")) or len(loss_values),
-        loss_first=_float(r.get("loss_first")) if loss_values else None,
-        loss_last=_float(r.get("loss_last")) if loss_values else None,
+        steps=as_int(r.get("steps")) or len(loss_values),
+        loss_first=as_float(r.get("loss_first")) if loss_values else None,
+        loss_last=as_float(r.get("loss_last")) if loss_values else None,
         seconds=total,
-        samples_per_second=_float(r.get("samples_per_second")),
+        samples_per_second=as_float(r.get("samples_per_second")),
         peak_memory_bytes=peak,
         cudnn_used=cudnn,
         max_batch=max_batch,

@@ -123,7 +123,7 @@ def test_guard_cache_fifo_does_not_hang(tmp_path: Path) -> None:
     code = (
         "import os, sys, compat, compat.guard_cache as s\n"
         "env = dict(os.environ)\n"
-        "key = s._cache_key(env, {'require_gpu': False})\n"
+        "key = s.cache_key(env, {'require_gpu': False})\n"
         "os.makedirs(s.cache_dir(env), exist_ok=True)\n"
         "os.mkfifo(os.path.join(s.cache_dir(env), f'guard-{key}.json'))\n"
         "r = compat.guard()\n"

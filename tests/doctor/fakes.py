@@ -17,7 +17,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Protocol
 
-from compat.probes._util import HostFS
+from compat.probes.host import HostFS
 
 
 class FakeBin(Protocol):

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from compat.checks.doctor import doctor_checks
 from compat.facts import Facts
 from compat.findings import Finding, Report
 from compat.probes import assemble_probes, facts_from_probes, health, nvidia_smi, nvml, nvml_parse
-from compat.probes.checks import doctor_checks
 from compat.resolver import resolve
 from tests.doctor.fakes import FakeNvml, FakeNVMLError, data
 

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from compat._proc import run as run_command
 from compat.probes import driver, frameworks, health, nvidia_smi, nvml, nvml_parse, resources
-from compat.probes._util import HostFS, run_bounded, run_command
+from compat.probes.host import HostFS, run_bounded
+from compat.probes.outcome import describe_child
 from tests.doctor.fakes import (
     GPU_IS_LOST,
     LIB_RM_VERSION_MISMATCH,
@@ -258,7 +260,7 @@ def test_framework_child_faults(tmp_path: Path, behaviour: str, status: str) -> 
     assert time.monotonic() - t0 < 8
     child = res["children"]["torch"]
     assert child["status"] == status
-    text = frameworks.describe_child(child)
+    text = describe_child(child)
     if behaviour == "segv":
         assert child["signal"] == "SIGSEGV" and "Segmentation fault" in child["output"]
         assert text == "crashed with SIGSEGV"

@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from compat.checks.doctor import doctor_checks
 from compat.facts import Facts
 from compat.probes import gather_facts
-from compat.probes.checks import doctor_checks
 from compat.resolver import resolve
 from tests.doctor.fakes import FakeBin, FakeNvml, FakeNVMLError, env_with, fake_python
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from compat.checks.doctor import doctor_checks
 from compat.probes import gather_facts
-from compat.probes.checks import doctor_checks
 from compat.resolver import resolve
 
 pytestmark = [

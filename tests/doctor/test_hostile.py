@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 
 from compat import cache
+from compat._proc import MAX_OUTPUT
+from compat.checks.doctor import doctor_checks
 from compat.probes import frameworks, gather_facts, health, nvidia_smi, nvml, nvml_parse, toolkits
-from compat.probes._util import MAX_OUTPUT, HostFS
-from compat.probes.checks import doctor_checks
+from compat.probes.host import HostFS
 from compat.resolver import resolve
 from tests.doctor.fakes import ROOT, FakeBin, FakeNvml, FakeNVMLError, env_with, write_exe
 
@@ -49,7 +50,7 @@ def test_endless_output_is_bounded_in_time_and_memory(fake_bin: FakeBin) -> None
         "spew", "exec yes 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'\n"
     )
     out = _in_fresh_process(
-        "from compat.probes._util import run_command\n"
+        "from compat._proc import run as run_command\n"
         f"t0 = time.monotonic(); res = run_command([{str(exe)!r}], 1.5)\n"
         "out = {'status': res.status, 'seconds': time.monotonic() - t0, 'kept': len(res.stdout)}\n"
     )
@@ -70,10 +71,11 @@ def test_framework_child_that_prints_forever_is_a_timeout(tmp_path: Path) -> Non
     )
     out = _in_fresh_process(
         "from compat.probes import frameworks\n"
+        "from compat.probes.outcome import describe_child\n"
         f"t0 = time.monotonic(); res = frameworks.probe({str(py)!r}, timeout=1.5, cache=False)\n"
         "child = res['children']['torch']\n"
         "out = {'seconds': time.monotonic() - t0, 'status': child['status'],\n"
-        "       'describe': frameworks.describe_child(child)}\n"
+        "       'describe': describe_child(child)}\n"
     )
     assert out["seconds"] < 8, out
     assert out["peak_mib"] < 512, out  # bounded: the unbounded read took 4.9 GB; ~300 MiB seen at load 6
@@ -368,7 +370,7 @@ def test_doctor_run_from_a_deleted_directory(tmp_path: Path) -> None:
     out = _in_fresh_process(
         "import os\n"
         "from compat.probes import resources\n"
-        "from compat.probes._util import HostFS\n"
+        "from compat.probes.host import HostFS\n"
         f"gone = {str(tmp_path / 'gone')!r}\n"
         "os.makedirs(gone); os.chdir(gone); os.rmdir(gone)\n"
         "out = resources.probe(HostFS('/'), {})\n"

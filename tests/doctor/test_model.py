@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from compat.checks.doctor import doctor_checks
 from compat.facts import load_snapshot, save_snapshot
 from compat.probes import gather_facts, health, nvml, nvml_parse
-from compat.probes.checks import doctor_checks
 from compat.probes.codec import _fields, _key
 from compat.probes.model import (
     DriverState,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from compat.checks.doctor_common import visible_devices
 from compat.probes import (
     cudnn,
     driver,
-    environment,
     health,
     nvidia_smi,
     nvml,
@@ -520,7 +520,7 @@ def test_pin_conflicts_between_torch_and_tensorflow() -> None:
 def test_cuda_visible_devices(
     value: str | None, count: int, visible: list[str] | None, hides_all: bool, invalid: str | None
 ) -> None:
-    got = environment.visible_devices(value, count, ["GPU-5a1b2c3d-0000"])
+    got = visible_devices(value, count, ["GPU-5a1b2c3d-0000"])
     assert (got.visible, got.hides_all, got.invalid) == (
         tuple(visible) if visible is not None else None,
         hides_all,

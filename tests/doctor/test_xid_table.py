@@ -7,7 +7,8 @@ from typing import Any
 
 import yaml
 
-from compat.probes.health import validate_document, xid_table
+from compat.checks.doctor_health import xid_table
+from compat.probes.health import validate_document
 from tests.doctor.fakes import ROOT
 
 

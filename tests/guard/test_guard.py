@@ -179,11 +179,11 @@ def test_import_compat_is_light() -> None:
 
 
 def test_matrix_dir_mirror_agrees() -> None:
-    from compat.guard_cache import _matrix_dir
+    from compat.guard_cache import matrix_dir
     from compat.matrix import default_matrix_dir
 
-    assert Path(_matrix_dir({})) == default_matrix_dir()
-    assert _matrix_dir({"COMPAT_MATRIX_DIR": "/x"}) == "/x"
+    assert Path(matrix_dir({})) == default_matrix_dir()
+    assert matrix_dir({"COMPAT_MATRIX_DIR": "/x"}) == "/x"
 
 
 def test_override_prefix_mirror_agrees() -> None:

@@ -60,7 +60,7 @@ def test_damaged_cache_is_ignored_quickly(env: dict[str, str], junk: str) -> Non
     with pytest.raises(IncompatibleEnvironment):
         _guard(env)
     assert time.monotonic() - t0 < 2.0
-    assert guard_cache._load_cache(str(path)) is not None  # rewritten by the run that ignored it
+    assert guard_cache.load_cache(str(path)) is not None  # rewritten by the run that ignored it
 
 
 def test_cache_with_a_flipped_byte_is_ignored(env: dict[str, str]) -> None:
@@ -71,7 +71,7 @@ def test_cache_with_a_flipped_byte_is_ignored(env: dict[str, str]) -> None:
     data = bytearray(path.read_bytes())
     data[-5] ^= 0x01
     path.write_bytes(bytes(data))
-    assert guard_cache._load_cache(str(path)) is None
+    assert guard_cache.load_cache(str(path)) is None
 
 
 def test_cache_key_follows_installs_and_uninstalls(

@@ -2,7 +2,7 @@
 (tests/fake_nvml) replays. Serials are never read; UUIDs are replaced; no host name is recorded.
 
 The capture runs in a child process (like every use of the driver library): a driver that hangs or crashes takes
-the child down, never compat. record() starts the child, bounded; capture() is what the child runs.
+the child down, never compat. profile() starts the child, bounded; capture() is what the child runs.
 """
 
 from __future__ import annotations
@@ -319,17 +319,17 @@ def _dist_version(name: str) -> str | None:
         return None
 
 
-def record(
+def profile(
     timeout: float = 30.0, environ: Mapping[str, str] | None = None
 ) -> tuple[dict[str, Any] | None, str]:
     """Run capture() in a child under `timeout`; (the profile, "") or (None, why it failed)."""
-    from compat.probes._util import run_command
+    from compat._proc import run as run_command
 
     env = dict(os.environ if environ is None else environ)
     pkg_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = pkg_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     root = env.get("COMPAT_HOST_ROOT") or "/"
-    fd, out = tempfile.mkstemp(prefix="compat-record-", suffix=".json")
+    fd, out = tempfile.mkstemp(prefix="compat-profile-", suffix=".json")
     os.close(fd)
     try:
         res = run_command([sys.executable, os.path.abspath(__file__), out, root], timeout, environ=env)

@@ -1,5 +1,5 @@
-"""What every probe shares: the process runner (from compat._proc), a host file system that can be re-rooted, and a
-runner that executes probes in daemon threads under one deadline (so a hung driver call never hangs compat)."""
+"""The host as the probes see it: its file system, which tests re-root at a recorded tree, and a runner that
+executes probes in daemon threads under one deadline (so a hung driver call never hangs compat)."""
 
 from __future__ import annotations
 
@@ -12,36 +12,8 @@ import time
 from collections.abc import Mapping
 from typing import Any, Callable
 
-from compat._proc import (  # the runner lives in compat._proc; re-exported for the probes
-    MAX_OUTPUT,
-    TAIL,
-    CmdResult,
-    first_line,
-    os_error_text,
-    signal_name,
-    tail,
-    which,
-)
-from compat._proc import run as run_command
+from compat._proc import MAX_OUTPUT, os_error_text
 from compat._record import record
-
-__all__ = [
-    "MAX_OUTPUT",
-    "TAIL",
-    "CmdResult",
-    "HostFS",
-    "Read",
-    "call_with_deadline",
-    "first_line",
-    "os_error_text",
-    "read",
-    "run_bounded",
-    "run_command",
-    "signal_name",
-    "tail",
-    "which",
-]
-
 
 # ------------------------------------------------------------------ files
 
