@@ -3,7 +3,7 @@
 Run `python tools/layers.py` for the numbers, `python tools/layers.py --check` to fail on any violation
 (`.ci/run` and `tests/test_layers.py` do). The rule, from the top:
 
-    entry → orchestration → analysis → sources → solver → resolver → checks → output → model → leaves
+    entry → orchestration → analysis → sources → pipeline → solver → resolver → checks → output → model → leaves
 
 A module may import modules of its own layer or of a lower one, never of a higher one. On top of that:
 - no import cycle of any size (a strongly connected component of the import graph, imports inside functions
@@ -66,14 +66,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "compat.installed",
         ),
     ),
-    (
-        "solver",
-        (
-            "compat.solver",
-            # resolve → the solver's fixes: below the analyses that show fixes (explain, dockerfile, suggest).
-            "compat.pipeline.check",
-        ),
-    ),
+    # resolve, then the solver's fixes: one step every flow that shows fixes runs (check, doctor, guard, explain,
+    # Dockerfile), so it sits below the analyses and above the solver.
+    ("pipeline", ("compat.pipeline.check",)),
+    ("solver", ("compat.solver",)),
     ("resolver", ("compat.resolver",)),
     ("checks", ("compat.checks",)),
     (
