@@ -98,6 +98,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "compat.probes.codec",
             "compat.probes.probeset",
             "compat.explain.categories",
+            "compat.explain.diagnosis",
             "compat.explain.signature",
             "compat.installcmd",
             "compat.selection",

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from compat.explain import Diagnosis, explain_document, status_of
+from compat.explain.diagnosis import Diagnosis, explain_document, verdict_of
 from compat.explain.engine import Scanner
 from compat.explain.error_codes import ENUMS, validate_codes
 from compat.explain.prefilter import Prefilter
@@ -113,7 +113,7 @@ def test_every_code_name_is_recognised(catalogue: Catalogue) -> None:
 
 def test_unknown_cuda_error_is_other_gpu_error_not_silence(catalogue: Catalogue) -> None:
     d = _scan(catalogue, "RuntimeError: CUDA error: something nobody documented\n").diagnoses()
-    assert [x.category for x in d] == ["gpu_error"] and status_of(d) == "inconclusive"
+    assert [x.category for x in d] == ["gpu_error"] and verdict_of(d) == "inconclusive"
     # a generic "CUDA error" line next to a named cause adds nothing
     d = _scan(catalogue, "RuntimeError: CUDA error: out of memory\n").diagnoses()
     assert [x.category for x in d] == ["gpu_oom"]
@@ -123,7 +123,7 @@ def test_unknown_cuda_error_is_other_gpu_error_not_silence(catalogue: Catalogue)
 
 
 def test_status_values(catalogue: Catalogue) -> None:
-    assert status_of([]) == "nothing-found"
+    assert verdict_of([]) == "nothing-found"
     doc = explain_document(_scan(catalogue, "RuntimeError: CUDA error: out of memory\n").diagnoses())
     assert doc["status"] == "diagnosed" and doc["schema_version"] == 1
     assert explain_document([])["status"] == "nothing-found"
@@ -132,7 +132,7 @@ def test_status_values(catalogue: Catalogue) -> None:
 def test_dying_kernel_is_inconclusive_host_memory_first(catalogue: Catalogue) -> None:
     text = "epoch 3 step 137/2000 loss 0.2\nThe kernel appears to have died. It will restart automatically.\n"
     d = _scan(catalogue, text).diagnoses()
-    assert status_of(d) == "inconclusive"
+    assert verdict_of(d) == "inconclusive"
     assert [x.category for x in d] == ["host_oom", "segfault", "hardware_xid"]
     assert all(x.suspected and x.confirm is not None and x.confirm.command for x in d)
     assert d[0].confidence > d[1].confidence > d[2].confidence
@@ -144,7 +144,7 @@ def test_dying_kernel_is_inconclusive_host_memory_first(catalogue: Catalogue) ->
 def test_a_named_cause_beats_a_bare_death(catalogue: Catalogue) -> None:
     text = "terminate called after throwing an instance of 'std::bad_alloc'\n  what():  std::bad_alloc\nAborted (core dumped)\n"
     d = _scan(catalogue, text).diagnoses()
-    assert d[0].category == "host_oom" and not d[0].suspected and status_of(d) == "diagnosed"
+    assert d[0].category == "host_oom" and not d[0].suspected and verdict_of(d) == "diagnosed"
 
 
 def test_bus_error_suspects_shared_memory_first(catalogue: Catalogue) -> None:
@@ -170,7 +170,7 @@ def test_doctor_kernel_log_oom_names_host_memory(catalogue: Catalogue) -> None:
     d = settle_suspects(_died(catalogue), probes)
     assert d[0].category == "host_oom" and not d[0].suspected and d[0].confidence >= 0.8
     assert "pid 4242" in d[0].facts["doctor"] and "2026-11-23T10:00:01" in d[0].facts["doctor"]
-    assert status_of(d) == "diagnosed"
+    assert verdict_of(d) == "diagnosed"
 
 
 def test_doctor_xid_names_the_gpu_and_latest_event_wins(catalogue: Catalogue) -> None:
@@ -282,7 +282,7 @@ def test_with_doctor_facts_through_the_public_api() -> None:
         "The kernel appears to have died. It will restart automatically.\n",
         facts=Facts(values={}, probes=probes),
     )
-    assert d[0].category == "host_oom" and not d[0].suspected and status_of(d) == "diagnosed"
+    assert d[0].category == "host_oom" and not d[0].suspected and verdict_of(d) == "diagnosed"
     assert "pid 7" in d[0].facts["doctor"] and d[0].facts.get("cross_check")
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from compat.explain import status_of
+from compat.explain.diagnosis import verdict_of
 from tests.explain.helpers import SIGNATURES
 
 
@@ -32,7 +32,7 @@ def _cats(diagnose: Any, text: str) -> list[str]:
 )
 def test_host_memory_kills_are_named(diagnose: Any, line: str) -> None:
     d = diagnose(line + "\n")
-    assert d and d[0].category == "host_oom" and status_of(d) == "diagnosed"
+    assert d and d[0].category == "host_oom" and verdict_of(d) == "diagnosed"
 
 
 @pytest.mark.parametrize(
@@ -76,7 +76,7 @@ def test_dataloader_killed_is_not_counted_twice(diagnose: Any) -> None:
 )
 def test_silent_deaths_get_ranked_suspects_host_memory_first(diagnose: Any, line: str) -> None:
     d = diagnose(line + "\n")
-    assert status_of(d) == "inconclusive"
+    assert verdict_of(d) == "inconclusive"
     assert d[0].category == "host_oom" and d[0].suspected
     assert d[0].confirm is not None and d[0].confirm.command
 
@@ -97,7 +97,7 @@ def test_death_look_alikes_stay_silent(diagnose: Any, line: str) -> None:
 def test_death_gives_way_to_a_named_cause(diagnose: Any) -> None:
     text = "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\nComfyUI_windows_portable>pause\n"
     d = diagnose(text)
-    assert d[0].category == "gpu_oom" and status_of(d) == "diagnosed"
+    assert d[0].category == "gpu_oom" and verdict_of(d) == "diagnosed"
 
 
 @pytest.mark.parametrize(

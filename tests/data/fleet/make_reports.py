@@ -23,11 +23,11 @@ sys.path[:0] = [str(ROOT)]
 
 from compat.findings import Fix, Skip  # noqa: E402
 from compat.matrix import get_matrix  # noqa: E402
+from compat.pipeline.check import check_stack  # noqa: E402
 from compat.probes import gather_facts  # noqa: E402
 from compat.probes.checks import doctor_checks  # noqa: E402
 from compat.probes.health import parse_log  # noqa: E402
 from compat.render import dumps  # noqa: E402
-from compat.pipeline.check import check_stack  # noqa: E402
 from compat.smoke import SmokeResult, smoke_findings  # noqa: E402
 from tests.doctor.fakes import FakeNvml, data, env_with  # noqa: E402
 
