@@ -100,7 +100,7 @@ def _rank_entry(raw: Mapping[str, Any]) -> dict[str, Any]:
         message = f"exited with code {rc} without a verdict"
     cause = None
     if status in ("failed", "crashed", "timed_out"):
-        c = causes.diagnose(text)
+        c = causes.cause_of(text)
         if c is None and sig is not None:
             c = causes.signal_cause(sig, None)
         cause = (
@@ -175,7 +175,7 @@ def _explain_ranks(
     root, root_raw = by_rank[root_rank]
     others = [e for e in bad if e["rank"] != root_rank]
     text = _rank_text(root_raw)
-    own = causes.diagnose(text)
+    own = causes.cause_of(text)
     sig = root["signal"]
     signum = _int(root_raw.get("signal"))
     if own is None and signum is not None:
@@ -213,7 +213,7 @@ def _explain_ranks(
     if own is not None and own.category == COMM_CATEGORY:
         return status, msg, sig, own
     all_text = "\n".join(_rank_text(raw) for raw in raw_ranks)
-    found = causes.diagnose(all_text)
+    found = causes.cause_of(all_text)
     if found is not None and found.category == COMM_CATEGORY:
         return status, msg, sig, found
     if sig is not None:
@@ -307,7 +307,7 @@ def classify(
             f"the launcher {'died of ' + sig if sig else f'exited with code {run.returncode}'} without a "
             f"verdict ({run.result_problem})"
         )
-        cause = causes.diagnose(stderr)
+        cause = causes.cause_of(stderr)
         details["stderr_tail"] = "\n".join(stderr.splitlines()[-30:])
     elif (
         doc.get("status") == "passed"
@@ -340,7 +340,7 @@ def classify(
                 (Fix("Install a CUDA build of PyTorch for Linux (they ship NCCL)", "compat suggest"),),
             )
         else:
-            cause = causes.diagnose("\n".join([message, str(err.get("traceback") or ""), stderr]))
+            cause = causes.cause_of("\n".join([message, str(err.get("traceback") or ""), stderr]))
         details["stderr_tail"] = "\n".join(stderr.splitlines()[-30:])
     else:
         order = [r for r in (doc.get("failure_order") or []) if isinstance(r, int)]

@@ -145,7 +145,7 @@ def classify(
             f"no verdict within {options.timeout:g} s: the child hung during {stage}; its process group was "
             "killed (SIGTERM, then SIGKILL)"
         )
-        cause = causes.diagnose(error_text + "\n" + stderr)
+        cause = causes.cause_of(error_text + "\n" + stderr)
         fixes = (
             Fix(
                 "If the GPU or the framework is only slow to start (first CUDA use, kernel compilation), "
@@ -158,7 +158,7 @@ def classify(
         sig = harness.signal_name(run.signal)
         confirmed = run.oom.confirmed if run.oom is not None else None
         if sig == "SIGKILL":
-            cause = causes.signal_cause(run.signal, confirmed) or causes.diagnose(error_text + "\n" + stderr)
+            cause = causes.signal_cause(run.signal, confirmed) or causes.cause_of(error_text + "\n" + stderr)
             why = {
                 True: "the kernel's OOM killer (" + (run.oom.evidence if run.oom else "") + ")",
                 False: "not the OOM killer as far as the counters show ("
@@ -170,7 +170,7 @@ def classify(
             }[confirmed]
             message = f"the smoke child was killed (SIGKILL) during {stage}: {why}"
         else:
-            cause = causes.diagnose(error_text + "\n" + stderr) or causes.signal_cause(run.signal, None)
+            cause = causes.cause_of(error_text + "\n" + stderr) or causes.signal_cause(run.signal, None)
             message = f"the smoke child died of {sig} during {stage}"
     elif child_status is None:
         verdict = "failed"
@@ -181,19 +181,19 @@ def classify(
                 f"the child exited with code {run.returncode} during {stage} before writing a verdict"
                 f" ({run.result_problem})"
             )
-            cause = causes.diagnose(stderr)
+            cause = causes.cause_of(stderr)
         details["stdout_tail"] = _tail(run.stdout, 10)
     elif child_status == "failed":
         verdict = "failed"
         message = str(r.get("message") or "the training step failed")
         if error_text:
-            cause = causes.diagnose(error_text + "\n" + stderr)
+            cause = causes.cause_of(error_text + "\n" + stderr)
         if _dict(r.get("compare")).get("match") is False:
             fixes = MISMATCH_FIXES
     elif child_status == "running":
         verdict = "failed"
         message = f"the child exited with code {run.returncode} during {stage} without a verdict"
-        cause = causes.diagnose(stderr)
+        cause = causes.cause_of(stderr)
     elif run.returncode != 0:
         verdict = "failed"
         message = f"the child reported success but exited with code {run.returncode}"
