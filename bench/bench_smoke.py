@@ -48,8 +48,8 @@ def bench(framework: str, device: str, n: int, steps: int) -> None:
     runs = []
     for _ in range(n):
         r = run_smoke(SmokeOptions(framework=framework, device=device, steps=steps, timeout=600))
-        if r.status != "passed":
-            print(f"{framework}: {r.status}: {r.message}")
+        if r.verdict != "passed":
+            print(f"{framework}: {r.verdict}: {r.message}")
             return
         runs.append(r)
     med = {k: statistics.median(float(r.details["timings"].get(k, 0.0)) for r in runs) for k in STAGES}

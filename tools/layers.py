@@ -95,6 +95,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "compat.probes.probeset",
             "compat.probes.outcome",
             "compat.explain.categories",
+            "compat.explain.diagnosis",
             "compat.explain.signature",
             "compat.installcmd",
             "compat.selection",

@@ -13,7 +13,7 @@ from compat.errors import EXIT_OK
 
 def _explain(log: str, matrix: Optional[str]) -> dict[str, Any]:
     """`compat explain LOG --json`'s document (the capped reader, the matrix's signatures)."""
-    from compat.explain import explain_document
+    from compat.explain.diagnosis import explain_document
     from compat.explain.engine import Scanner, finish
     from compat.explain.reader import iter_log_bytes
     from compat.progress import Progress

@@ -10,7 +10,7 @@ from typing import Any, Callable
 from packaging.version import Version
 
 from compat.errors import InputError, MatrixError
-from compat.explain import Diagnosis
+from compat.explain.diagnosis import Diagnosis
 from compat.facts import Fact, Facts, Gpu, make_fact
 from compat.findings import Finding, Fix, Report
 from compat.versions import parse_cc

@@ -7,7 +7,7 @@ from typing import IO, Any, Optional
 
 from compat._record import record
 from compat.errors import EXIT_OK
-from compat.explain import Diagnosis, explain_document, status_of
+from compat.explain.diagnosis import Diagnosis, explain_document, verdict_of
 from compat.output.documents import Document, Item, fix_pairs
 
 
@@ -56,7 +56,7 @@ class ExplainDocument(Document):
         return out
 
     def verdict(self) -> str:
-        return status_of(self.diagnoses)
+        return verdict_of(self.diagnoses)
 
     def summary(self) -> list[tuple[str, str]]:
         return [

@@ -10,8 +10,8 @@ from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from compat._record import record
-from compat.explain import Diagnosis, Evidence
 from compat.explain.catalogue import default_catalogue
+from compat.explain.diagnosis import Diagnosis, Evidence
 from compat.explain.prefilter import prefilter_for, scan_tables
 from compat.explain.settle import settle_suspects
 from compat.explain.signature import Catalogue, Death, Signature

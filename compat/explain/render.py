@@ -6,7 +6,7 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
-from compat.explain import Diagnosis
+from compat.explain.diagnosis import Diagnosis
 from compat.render import Style, use_color
 
 WIDTH = 100

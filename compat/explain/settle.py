@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from compat.explain import Diagnosis, Evidence
+from compat.explain.diagnosis import Diagnosis, Evidence
 
 
 def _events(probes: Mapping[str, Any]) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]], Any, bool]:

@@ -159,7 +159,7 @@ def select_report(report: Report, opts: OutputOptions) -> Report:
 
 
 class Categorized(Protocol):
-    """What `select_diagnoses` reads of a diagnosis (`compat.explain.Diagnosis`): its category."""
+    """What `select_diagnoses` reads of a diagnosis (`compat.explain.diagnosis.Diagnosis`): its category."""
 
     @property
     def category(self) -> str: ...

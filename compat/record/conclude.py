@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from compat.record import store
-from compat.record.diagnose import Verdict, diagnose
 from compat.record.document import RunRecord
+from compat.record.verdict import RunVerdict, verdict_of
 
 
 def explain_lines(lines: Iterable[str]) -> tuple[list[Any], str | None]:
@@ -21,11 +21,11 @@ def explain_lines(lines: Iterable[str]) -> tuple[list[Any], str | None]:
         return [], f"explain did not run: {type(exc).__name__}: {exc}"[:300]
 
 
-def conclude(rec: RunRecord, report_dir: str | None = None, store_name: str | None = None) -> Verdict:
+def conclude(rec: RunRecord, report_dir: str | None = None, store_name: str | None = None) -> RunVerdict:
     diags, why = explain_lines(rec.output_tail + rec.fault_report)
     if why:
         rec.notes.append(why)
-    verdict = diagnose(rec, diags)
+    verdict = verdict_of(rec, diags)
     rec.verdict = verdict.to_json()
     doc = rec.to_json()
     if store_name:

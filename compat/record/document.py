@@ -77,7 +77,7 @@ class ExitInfo:
 
 @record(frozen=False)
 class RunRecord:
-    """Filled in by the recorder while the run goes on; `verdict` is set at the end by compat.record.diagnose."""
+    """Filled in by the recorder while the run goes on; `verdict` is set at the end by compat.record.verdict."""
 
     kind: str
     """"run", "watch" or "notebook"."""

@@ -9,9 +9,9 @@ import html
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from compat.record.diagnose import clock
 from compat.record.document import RunRecord
 from compat.record.timeline import fmt_bytes, fmt_t, series
+from compat.record.verdict import clock
 
 W, H, PAD_L, PAD_R, PAD_T, PAD_B = 860, 220, 70, 20, 24, 28
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")

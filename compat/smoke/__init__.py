@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from compat.smoke.job import installed_here, run_smoke
 from compat.smoke.report import render_text, smoke_findings
-from compat.smoke.result import DEVICES, FRAMEWORKS, STATUSES, SmokeOptions, SmokeResult
+from compat.smoke.result import DEVICES, FRAMEWORKS, VERDICTS, SmokeOptions, SmokeResult
 from compat.smoke.verdict import classify
 
 __all__ = [
     "DEVICES",
     "FRAMEWORKS",
-    "STATUSES",
     "SmokeOptions",
     "SmokeResult",
+    "VERDICTS",
     "classify",
     "installed_here",
     "render_text",

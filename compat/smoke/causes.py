@@ -211,7 +211,7 @@ def own_fixes(category: str) -> tuple[Fix, ...]:
     return _OWN_FIXES.get(category, ())
 
 
-def builtin_diagnose(text: str) -> Optional[Cause]:
+def builtin_cause_of(text: str) -> Optional[Cause]:
     """The stand-in: first matching row of a small table."""
     for category, pattern, title in _BUILTIN:
         m = re.search(pattern, text)
@@ -221,7 +221,7 @@ def builtin_diagnose(text: str) -> Optional[Cause]:
     return None
 
 
-def diagnose(text: str) -> Optional[Cause]:
+def cause_of(text: str) -> Optional[Cause]:
     """The most confident cause compat.explain finds in the text (the stand-in table without it), or None."""
     if not text.strip():
         return None
@@ -230,7 +230,7 @@ def diagnose(text: str) -> Optional[Cause]:
     try:
         found = list(diagnose_text(text))
     except Exception:  # a bug in explain must not cost the smoke verdict
-        return builtin_diagnose(text)
+        return builtin_cause_of(text)
     if not found:
         return None
     # explain lists the most likely first: the root cause, deeper causes suppressing symptoms. A ranked suspect
@@ -241,7 +241,7 @@ def diagnose(text: str) -> Optional[Cause]:
     best = named[0]
     category = str(getattr(best, "category", "") or "")
     if not category:
-        return builtin_diagnose(text)
+        return builtin_cause_of(text)
     return Cause(
         category,
         str(getattr(best, "title", "") or category),

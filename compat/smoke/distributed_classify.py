@@ -100,7 +100,7 @@ def _rank_entry(raw: Mapping[str, Any]) -> dict[str, Any]:
         message = f"exited with code {rc} without a verdict"
     cause = None
     if status in ("failed", "crashed", "timed_out"):
-        c = causes.diagnose(text)
+        c = causes.cause_of(text)
         if c is None and sig is not None:
             c = causes.signal_cause(sig, None)
         cause = (
@@ -175,7 +175,7 @@ def _explain_ranks(
     root, root_raw = by_rank[root_rank]
     others = [e for e in bad if e["rank"] != root_rank]
     text = _rank_text(root_raw)
-    own = causes.diagnose(text)
+    own = causes.cause_of(text)
     sig = root["signal"]
     signum = as_int(root_raw.get("signal"))
     if own is None and signum is not None:
@@ -213,7 +213,7 @@ def _explain_ranks(
     if own is not None and own.category == COMM_CATEGORY:
         return status, msg, sig, own
     all_text = "\n".join(_rank_text(raw) for raw in raw_ranks)
-    found = causes.diagnose(all_text)
+    found = causes.cause_of(all_text)
     if found is not None and found.category == COMM_CATEGORY:
         return status, msg, sig, found
     if sig is not None:
@@ -279,16 +279,16 @@ def classify(
     timings["total"] = round(total, 4)
     details["timings"] = timings
 
-    status: str
+    verdict: str
     message: str
     sig: Optional[str] = None
     cause: Optional[causes.Cause] = None
     fixes: tuple[Fix, ...] = ()
     stderr = harness.strip_markers(run.stderr)
     if run.start_error is not None:
-        status, message = "failed", f"the distributed smoke launcher could not start: {run.start_error}"
+        verdict, message = "failed", f"the distributed smoke launcher could not start: {run.start_error}"
     elif run.timed_out:
-        status = "timed_out"
+        verdict = "timed_out"
         message = (
             f"no verdict within {timeout:g} s: the launcher and its ranks were killed (SIGTERM, then SIGKILL)"
             f" during {details['stage'] or 'start-up'}"
@@ -301,13 +301,13 @@ def classify(
             ),
         )
     elif not doc:
-        status = "failed" if run.signal is None else "crashed"
+        verdict = "failed" if run.signal is None else "crashed"
         sig = harness.signal_name(run.signal) if run.signal is not None else None
         message = (
             f"the launcher {'died of ' + sig if sig else f'exited with code {run.returncode}'} without a "
             f"verdict ({run.result_problem})"
         )
-        cause = causes.diagnose(stderr)
+        cause = causes.cause_of(stderr)
         details["stderr_tail"] = "\n".join(stderr.splitlines()[-30:])
     elif (
         doc.get("status") == "passed"
@@ -315,13 +315,13 @@ def classify(
         and entries
         and all(e["status"] == "passed" for e in entries)
     ):
-        status, message = "passed", ""
+        verdict, message = "passed", ""
         first = entries[0]
         losses = [_loss(v) for v in first["losses"]]
         if len(losses) < 2 or not all(math.isfinite(v) for v in losses) or not losses[-1] < losses[0]:
-            status, message = "failed", "the ranks reported success but rank 0's loss did not decrease"
+            verdict, message = "failed", "the ranks reported success but rank 0's loss did not decrease"
     elif not entries:  # the launcher failed before starting ranks: no GPU, no NCCL, torch broken
-        status = "failed"
+        verdict = "failed"
         err = _dict(doc.get("error"))
         message = str(doc.get("message") or "the launcher failed before starting any rank")
         problem = doc.get("plan_problem")
@@ -340,11 +340,11 @@ def classify(
                 (Fix("Install a CUDA build of PyTorch for Linux (they ship NCCL)", "compat suggest"),),
             )
         else:
-            cause = causes.diagnose("\n".join([message, str(err.get("traceback") or ""), stderr]))
+            cause = causes.cause_of("\n".join([message, str(err.get("traceback") or ""), stderr]))
         details["stderr_tail"] = "\n".join(stderr.splitlines()[-30:])
     else:
         order = [r for r in (doc.get("failure_order") or []) if isinstance(r, int)]
-        status, message, sig, cause = _explain_ranks(entries, raw_ranks, order)
+        verdict, message, sig, cause = _explain_ranks(entries, raw_ranks, order)
 
     if cause is not None:
         details["diagnosis"] = cause.to_json()
@@ -366,7 +366,7 @@ def classify(
         or (doc.get("framework_version") if isinstance(doc.get("framework_version"), str) else None)
         or version
     )
-    if status == "passed":
+    if verdict == "passed":
         message = (
             f"torch {version_seen or ''} trained a tiny CNN under DistributedDataParallel on "
             f"{len(entries)} ranks ({details['backend']}, {device}) for {rank0.get('steps')} steps: "
@@ -378,7 +378,7 @@ def classify(
         details["peak_memory_kind"] = "gpu_max_allocated" if device == "cuda" else "host_peak_rss"
     cudnn = _dict(raw_ranks[0].get("result")).get("cudnn_used") if raw_ranks else None
     return SmokeResult(
-        status=status,
+        verdict=verdict,
         framework="torch",
         framework_version=version_seen,
         device=device,

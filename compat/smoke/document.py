@@ -63,12 +63,12 @@ class SmokeDocument(Document):
         return [finding_item(f, None) for f in smoke_findings(self.result)]
 
     def verdict(self) -> str:
-        return self.result.status
+        return self.result.verdict
 
     def summary(self) -> list[tuple[str, str]]:
         r = self.result
         return [
-            ("status", r.status),
+            ("status", r.verdict),
             ("framework", " ".join(x for x in (r.framework, r.framework_version) if x) or "-"),
             ("device", r.device_name or r.device or "-"),
             ("steps", str(r.steps)),

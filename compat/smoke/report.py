@@ -86,7 +86,7 @@ def smoke_findings(result: SmokeResult) -> list[Finding]:
     if stage:
         facts["stage"] = stage
     out: list[Finding] = []
-    if result.status == "passed":
+    if result.verdict == "passed":
         out.append(
             Finding(
                 "smoke.passed",
@@ -141,7 +141,7 @@ def smoke_findings(result: SmokeResult) -> list[Finding]:
                 )
             )
         return out
-    if result.status == "skipped":
+    if result.verdict == "skipped":
         explicit = result.exit_code != 0
         out.append(
             Finding(
@@ -159,7 +159,7 @@ def smoke_findings(result: SmokeResult) -> list[Finding]:
         "failed": "Smoke training failed",
         "crashed": f"Smoke training crashed ({result.signal})",
         "timed_out": "Smoke training timed out",
-    }[result.status]
+    }[result.verdict]
     if cause_title:
         title += f": {cause_title}"
     message = result.message
@@ -169,7 +169,7 @@ def smoke_findings(result: SmokeResult) -> list[Finding]:
             message += f". Evidence: {evidence[:300]}"
     out.append(
         Finding(
-            f"smoke.{result.status}", "error", title, message, fixes=result.fixes, facts=facts, group="smoke"
+            f"smoke.{result.verdict}", "error", title, message, fixes=result.fixes, facts=facts, group="smoke"
         )
     )
     return out
@@ -181,8 +181,8 @@ def render_text(result: SmokeResult, stream: Optional[IO[str]] = None) -> str:
 
     out = stream or sys.stdout
     st = Style(use_color(out))
-    label = result.status.upper().replace("_", " ")
-    kind = {"passed": "ok", "skipped": "warning" if result.exit_code else "dim"}.get(result.status, "error")
+    label = result.verdict.upper().replace("_", " ")
+    kind = {"passed": "ok", "skipped": "warning" if result.exit_code else "dim"}.get(result.verdict, "error")
     what = " ".join(x for x in (result.framework, result.framework_version) if x)
     where = f"{result.device} ({result.device_name})" if result.device_name else (result.device or "")
     head = f"compat smoke: {st(label, kind)}"
@@ -202,7 +202,7 @@ def render_text(result: SmokeResult, stream: Optional[IO[str]] = None) -> str:
         lines.append("")
         lines.extend(render_finding(f, st))
     tail = result.details.get("stderr_tail")
-    if result.status not in ("passed", "skipped") and tail:
+    if result.verdict not in ("passed", "skipped") and tail:
         lines.append("")
         lines.append(st("  last lines the child wrote on stderr:", "dim"))
         lines.extend(st("    " + t, "dim") for t in str(tail).splitlines()[-12:])

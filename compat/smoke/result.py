@@ -15,7 +15,7 @@ from compat.schema_version import SCHEMA_VERSION
 
 FRAMEWORKS = ("auto", "torch", "tensorflow", "jax")
 DEVICES = ("auto", "cuda", "cpu")
-STATUSES = ("passed", "failed", "crashed", "timed_out", "skipped")
+VERDICTS = ("passed", "failed", "crashed", "timed_out", "skipped")
 DEFAULT_STEPS = 20
 DEFAULT_BATCH = 32
 DEFAULT_TIMEOUT = 300.0
@@ -72,8 +72,8 @@ class SmokeOptions:
 class SmokeResult:
     """The verdict of one smoke run. to_json() is the `compat smoke --json` document."""
 
-    status: str
-    """passed, failed, crashed, timed_out or skipped."""
+    verdict: str
+    """One of VERDICTS: passed, failed, crashed, timed_out or skipped (the JSON "status")."""
     framework: Optional[str]
     framework_version: Optional[str] = None
     device: Optional[str] = None
@@ -105,9 +105,9 @@ class SmokeResult:
     @property
     def exit_code(self) -> int:
         """0 passed; 1 failed, crashed, timed out, or an explicitly requested framework missing; 0 otherwise."""
-        if self.status == "passed":
+        if self.verdict == "passed":
             return 0
-        if self.status == "skipped":
+        if self.verdict == "skipped":
             return 1 if self.details.get("requested_framework", "auto") != "auto" else 0
         return 1
 
@@ -116,7 +116,7 @@ class SmokeResult:
         doc.update(
             {
                 "schema_version": SCHEMA_VERSION,
-                "status": self.status,
+                "status": self.verdict,
                 "framework": self.framework,
                 "framework_version": self.framework_version,
                 "device": self.device,

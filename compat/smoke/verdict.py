@@ -133,21 +133,21 @@ def classify(
     error = _dict(r.get("error"))
     error_text = str(error.get("traceback") or error.get("text") or "")  # the traceback ends with the text
     stderr = harness.strip_markers(run.stderr)
-    status: str
+    verdict: str
     message: str
     sig: Optional[str] = None
     cause: Optional[causes.Cause] = None
     fixes: tuple[Fix, ...] = ()
 
     if run.start_error is not None:
-        status, message = "failed", f"the smoke child could not start: {run.start_error}"
+        verdict, message = "failed", f"the smoke child could not start: {run.start_error}"
     elif run.timed_out:
-        status = "timed_out"
+        verdict = "timed_out"
         message = (
             f"no verdict within {options.timeout:g} s: the child hung during {stage}; its process group was "
             "killed (SIGTERM, then SIGKILL)"
         )
-        cause = causes.diagnose(error_text + "\n" + stderr)
+        cause = causes.cause_of(error_text + "\n" + stderr)
         fixes = (
             Fix(
                 "If the GPU or the framework is only slow to start (first CUDA use, kernel compilation), "
@@ -156,11 +156,11 @@ def classify(
             ),
         )
     elif run.signal is not None:
-        status = "crashed"
+        verdict = "crashed"
         sig = harness.signal_name(run.signal)
         confirmed = run.oom.confirmed if run.oom is not None else None
         if sig == "SIGKILL":
-            cause = causes.signal_cause(run.signal, confirmed) or causes.diagnose(error_text + "\n" + stderr)
+            cause = causes.signal_cause(run.signal, confirmed) or causes.cause_of(error_text + "\n" + stderr)
             why = {
                 True: "the kernel's OOM killer (" + (run.oom.evidence if run.oom else "") + ")",
                 False: "not the OOM killer as far as the counters show ("
@@ -172,10 +172,10 @@ def classify(
             }[confirmed]
             message = f"the smoke child was killed (SIGKILL) during {stage}: {why}"
         else:
-            cause = causes.diagnose(error_text + "\n" + stderr) or causes.signal_cause(run.signal, None)
+            cause = causes.cause_of(error_text + "\n" + stderr) or causes.signal_cause(run.signal, None)
             message = f"the smoke child died of {sig} during {stage}"
     elif child_status is None:
-        status = "failed"
+        verdict = "failed"
         if run.returncode == 0:
             message = f"garbage output: the child exited 0 but {run.result_problem or 'wrote no verdict'}"
         else:
@@ -183,29 +183,29 @@ def classify(
                 f"the child exited with code {run.returncode} during {stage} before writing a verdict"
                 f" ({run.result_problem})"
             )
-            cause = causes.diagnose(stderr)
+            cause = causes.cause_of(stderr)
         details["stdout_tail"] = _tail(run.stdout, 10)
     elif child_status == "failed":
-        status = "failed"
+        verdict = "failed"
         message = str(r.get("message") or "the training step failed")
         if error_text:
-            cause = causes.diagnose(error_text + "\n" + stderr)
+            cause = causes.cause_of(error_text + "\n" + stderr)
         if _dict(r.get("compare")).get("match") is False:
             fixes = MISMATCH_FIXES
     elif child_status == "running":
-        status = "failed"
+        verdict = "failed"
         message = f"the child exited with code {run.returncode} during {stage} without a verdict"
-        cause = causes.diagnose(stderr)
+        cause = causes.cause_of(stderr)
     elif run.returncode != 0:
-        status = "failed"
+        verdict = "failed"
         message = f"the child reported success but exited with code {run.returncode}"
     else:
-        status, message = "passed", ""
+        verdict, message = "passed", ""
         ok, why = _losses_ok(loss_values)
         if not ok:  # the parent checks the child's claim too
-            status, message = "failed", why
+            verdict, message = "failed", why
 
-    if status == "passed":
+    if verdict == "passed":
         device = r.get("device")
         a, b = loss_values[0], loss_values[-1]
         message = (
@@ -220,7 +220,7 @@ def classify(
     if run.notes:
         details["notes"] = list(run.notes)
         flood = [n for n in run.notes if "output passed" in n]
-        if flood and status != "passed":  # say why it was killed, in the text too (issue 19, item 11)
+        if flood and verdict != "passed":  # say why it was killed, in the text too (issue 19, item 11)
             message = f"{message}; {flood[0]}"
 
     peak = as_int(r.get("peak_memory_bytes"))
@@ -228,7 +228,7 @@ def classify(
         details["peak_memory_kind"] = r.get("peak_memory_kind")
     cudnn = r.get("cudnn_used") if isinstance(r.get("cudnn_used"), bool) and r.get("device") else None
     return SmokeResult(
-        status=status,
+        verdict=verdict,
         framework=framework,
         framework_version=_str(r.get("framework_version")) or version,
         device=_str(r.get("device")),

@@ -8,6 +8,9 @@ from typing import Any
 
 import yaml
 
+from compat.explain.engine import Scanner
+from compat.explain.signature import Catalogue
+
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "explain"
 SIGNATURES = ROOT / "matrix" / "signatures.yaml"
@@ -34,3 +37,10 @@ def log(case_id: str) -> str:
 
 def signatures_doc() -> Any:
     return yaml.safe_load(SIGNATURES.read_text(encoding="utf-8"))
+
+
+def scan(catalogue: Catalogue, text: str, **kw: Any) -> Scanner:
+    """A Scanner over the whole of `text` (keyword arguments: context, pure ...)."""
+    s = Scanner(catalogue, **kw)
+    s.feed_block(text, final=True)
+    return s

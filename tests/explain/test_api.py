@@ -10,6 +10,8 @@ import sys
 import pytest
 
 import compat.explain as ex
+from compat.explain.diagnosis import Diagnosis
+from compat.findings import Fix
 from tests.explain.helpers import ROOT, log
 
 
@@ -25,14 +27,14 @@ def test_diagnose_text_and_lines_agree() -> None:
     c = ex.diagnose_lines(text.splitlines())
     assert a == b == c
     d = a[0]
-    assert isinstance(d, ex.Diagnosis)
+    assert isinstance(d, Diagnosis)
     assert d.category == "cudnn_mismatch"
     assert d.facts["cudnn_built"] == "8.7.0" and d.facts["cudnn_runtime"] == "8.2.4"
-    assert all(isinstance(f, ex.Fix) for f in d.fixes)
+    assert all(isinstance(f, Fix) for f in d.fixes)
 
 
 def test_diagnosis_is_frozen_with_the_contract_fields() -> None:
-    names = [f.name for f in dataclasses.fields(ex.Diagnosis)]
+    names = [f.name for f in dataclasses.fields(Diagnosis)]
     # the shipped fields keep their order; issue 14 added confirm, evidence_at and suspected after them
     assert names[:7] == ["category", "confidence", "title", "evidence", "explanation", "facts", "fixes"]
     assert names[7:] == ["confirm", "evidence_at", "suspected"]
@@ -63,7 +65,7 @@ def test_notebook_text_through_diagnose_text() -> None:
 
 def test_import_is_light() -> None:
     code = (
-        "import sys, compat, compat.explain; "
+        "import sys, compat, compat.explain, compat.explain.diagnosis; "
         "bad = [m for m in ('yaml', 'typer', 'rich', 'torch', 'pynvml') if m in sys.modules]; "
         "print(','.join(bad))"
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from compat.explain import CATEGORIES
+from compat.explain.categories import CATEGORIES
 from tests.explain.helpers import DATA, log
 
 KEYS = {"category", "confidence", "title", "evidence", "explanation", "facts", "fixes"}

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from compat.explain import CATEGORIES
+from compat.explain.categories import CATEGORIES
 from compat.explain.categories import CATEGORIES as CAT_CATEGORIES
 from tests.explain.helpers import cases
 

@@ -9,7 +9,8 @@ from collections import Counter
 
 import pytest
 
-from compat.explain import CATEGORIES, status_of
+from compat.explain.categories import CATEGORIES
+from compat.explain.diagnosis import verdict_of
 from compat.explain.engine import Scanner
 from compat.explain.signature import Catalogue
 from tests.explain.helpers import cases
@@ -91,6 +92,6 @@ def test_status_of_every_tuning_case(catalogue: Catalogue) -> None:
     for c in wild_cases("tuning"):
         s = Scanner(catalogue)
         s.feed_block(c["log"], final=True)
-        statuses[status_of(s.diagnoses())] += 1
+        statuses[verdict_of(s.diagnoses())] += 1
     assert statuses["nothing-found"] == 0
     assert statuses["inconclusive"] >= 1 and statuses["diagnosed"] >= 306

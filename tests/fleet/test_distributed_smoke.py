@@ -161,7 +161,7 @@ def test_the_harness_deadline_takes_launcher_and_ranks_down(tmp_path: Path) -> N
         2, "cpu", 12, 5, env=_env(COMPAT_SMOKE_TEST_HANG_RANK="1"), child_argv=argv, grace=1.0
     )
     assert time.monotonic() - t0 < 30
-    assert res.status == "timed_out" and res.cause == "nccl_distributed"
+    assert res.verdict == "timed_out" and res.cause == "nccl_distributed"
     assert "no verdict within 12 s" in res.message
     doc = res.to_json()
     assert _leftovers(doc) == []
@@ -267,7 +267,7 @@ OOM = (
 
 def test_one_ranks_own_root_cause_wins_over_the_others_nccl_errors() -> None:
     res = _classify(_run(_launcher([_rank(0, 1, NCCL_REMOTE), _rank(1, 1, OOM)], [1, 0])))
-    assert res.status == "failed" and res.cause == "gpu_oom"
+    assert res.verdict == "failed" and res.cause == "gpu_oom"
     assert res.message.startswith("rank 1 failed")
     assert [r["cause"] for r in res.details["ranks"]] == ["nccl_distributed", "gpu_oom"]
 
@@ -280,7 +280,7 @@ def test_an_nccl_error_is_nccl_distributed() -> None:
 def test_a_watchdog_timeout_is_a_timed_out_collective() -> None:
     res = _classify(_run(_launcher([_rank(0, -6, ""), _rank(1, 1, WATCHDOG)], [1, 0])))
     assert res.details["ranks"][1]["status"] == "timed_out"
-    assert res.status == "timed_out" and res.cause == "nccl_distributed"
+    assert res.verdict == "timed_out" and res.cause == "nccl_distributed"
 
 
 def test_ranks_killed_at_the_deadline_mean_a_hang() -> None:
@@ -295,7 +295,7 @@ def test_ranks_killed_at_the_deadline_mean_a_hang() -> None:
             )
         )
     )
-    assert res.status == "timed_out" and res.cause == "nccl_distributed" and "allreduce" in res.message
+    assert res.verdict == "timed_out" and res.cause == "nccl_distributed" and "allreduce" in res.message
 
 
 def test_no_gpu_before_any_rank_started() -> None:
@@ -308,13 +308,13 @@ def test_no_gpu_before_any_rank_started() -> None:
         "message": "no CUDA-capable device is visible to torch (torch.cuda.is_available() is False): NCCL needs GPUs",
     }
     res = _classify(_run(doc))
-    assert res.status == "failed" and res.cause == "no_gpu_visible"
+    assert res.verdict == "failed" and res.cause == "no_gpu_visible"
 
 
 def test_garbage_and_start_errors() -> None:
-    assert _classify(_run(None, rc=0)).status == "failed"
+    assert _classify(_run(None, rc=0)).verdict == "failed"
     crashed = _classify(_run(None, rc=-11))
-    assert crashed.status == "crashed" and crashed.signal == "SIGSEGV"
+    assert crashed.verdict == "crashed" and crashed.signal == "SIGSEGV"
     run = harness.ChildRun(
         ("x",), None, None, False, "FileNotFoundError: x", "", "", None, "did not start", 0.0, 0.0, 0.0, None
     )

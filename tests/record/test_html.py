@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from compat.record.diagnose import diagnose
 from compat.record.document import ExitInfo
 from compat.record.html import render_html
+from compat.record.verdict import verdict_of
 from tests.record.helpers import GiB, MiB, record
 
 EVIL = [
@@ -49,7 +49,7 @@ def evil_record():  # type: ignore[no-untyped-def]
     rec.gpu["gpus"][0]["name"] = "\"><script>document.title='PWNED-gpu'</script>"
     rec.command = ["python", "train.py", "--tag", "<b onmouseover=alert(1)>x</b>"]
     rec.notes = ["<script>document.title='PWNED-note'</script>"]
-    rec.verdict = diagnose(rec).to_json()
+    rec.verdict = verdict_of(rec).to_json()
     return rec
 
 

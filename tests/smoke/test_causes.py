@@ -19,21 +19,21 @@ RECORDED = [
 
 @pytest.mark.parametrize(("name", "category"), RECORDED)
 def test_recorded_errors_are_classified(name: str, category: str) -> None:
-    cause = causes.diagnose((DATA / name).read_text())
+    cause = causes.cause_of((DATA / name).read_text())
     assert cause is not None and cause.category == category
     assert cause.category in causes.CATEGORIES  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(("name", "category"), RECORDED)
 def test_the_stand_in_table_agrees(name: str, category: str) -> None:
-    cause = causes.builtin_diagnose((DATA / name).read_text())
+    cause = causes.builtin_cause_of((DATA / name).read_text())
     assert cause is not None and (cause.category, cause.source) == (category, "builtin")
     assert cause.fixes
 
 
-def test_nothing_to_diagnose() -> None:
-    assert causes.diagnose("") is None
-    assert causes.builtin_diagnose("all fine, the loss went down") is None
+def test_no_cause_in_text_without_an_error() -> None:
+    assert causes.cause_of("") is None
+    assert causes.builtin_cause_of("all fine, the loss went down") is None
 
 
 def test_stand_in_table_names_only_known_categories() -> None:

@@ -17,7 +17,7 @@ from tests.smoke.helpers import alive, group_alive, standin
 def test_passing_child_with_junk_on_stdout_passes(tmp_path: Path) -> None:
     run = standin(tmp_path, "pass")
     r = run.result
-    assert (r.status, r.exit_code, r.signal, r.cause) == ("passed", 0, None, None)
+    assert (r.verdict, r.exit_code, r.signal, r.cause) == ("passed", 0, None, None)
     assert (r.loss_first, r.loss_last, r.steps) == (2.0, 1.0, 3)
     assert r.framework_version == "9.9.9+standin"
     assert group_alive(run.pgid) == []
@@ -25,14 +25,14 @@ def test_passing_child_with_junk_on_stdout_passes(tmp_path: Path) -> None:
 
 def test_child_claiming_success_with_a_rising_loss_fails(tmp_path: Path) -> None:
     r = standin(tmp_path, "not_decreasing").result
-    assert (r.status, r.exit_code) == ("failed", 1)
+    assert (r.verdict, r.exit_code) == ("failed", 1)
     assert "did not decrease" in r.message
 
 
 def test_segfault_is_crashed_segfault(tmp_path: Path) -> None:
     run = standin(tmp_path, "segv")
     r = run.result
-    assert (r.status, r.signal, r.cause, r.exit_code) == ("crashed", "SIGSEGV", "segfault", 1)
+    assert (r.verdict, r.signal, r.cause, r.exit_code) == ("crashed", "SIGSEGV", "segfault", 1)
     assert "first_step" in r.message  # where it died, from the progress markers
     assert r.details["stage"] == "first_step"
     assert group_alive(run.pgid) == []
@@ -40,21 +40,21 @@ def test_segfault_is_crashed_segfault(tmp_path: Path) -> None:
 
 def test_segfault_after_a_cudnn_mismatch_names_the_mismatch(tmp_path: Path) -> None:
     r = standin(tmp_path, "segv", text="stderr_tf_cudnn_mismatch_segv.txt").result
-    assert (r.status, r.signal, r.cause) == ("crashed", "SIGSEGV", "cudnn_mismatch")
+    assert (r.verdict, r.signal, r.cause) == ("crashed", "SIGSEGV", "cudnn_mismatch")
     assert r.fixes
 
 
 def test_abort_is_crashed_with_sigabrt(tmp_path: Path) -> None:
     run = standin(tmp_path, "abort")
     r = run.result
-    assert (r.status, r.signal, r.cause) == ("crashed", "SIGABRT", "segfault")
+    assert (r.verdict, r.signal, r.cause) == ("crashed", "SIGABRT", "segfault")
     assert group_alive(run.pgid) == []
 
 
 def test_sigkill_confirmed_by_the_oom_kill_count_is_host_oom(tmp_path: Path) -> None:
     run = standin(tmp_path, "sigkill", oom_counts=[3, 4])
     r = run.result
-    assert (r.status, r.signal, r.cause) == ("crashed", "SIGKILL", "host_oom")
+    assert (r.verdict, r.signal, r.cause) == ("crashed", "SIGKILL", "host_oom")
     assert r.details["oom_kill_confirmed"] is True
     assert "rose by 1" in r.details["oom_evidence"]
     assert group_alive(run.pgid) == []
@@ -85,20 +85,20 @@ def test_sigkill_named_in_the_kernel_log_is_host_oom(tmp_path: Path) -> None:
         oom_counter=lambda: oom.OomCount(None, "unreadable here"),
         kernel_log=klog,
     )
-    assert (r.status, r.signal, r.cause) == ("crashed", "SIGKILL", "host_oom")
+    assert (r.verdict, r.signal, r.cause) == ("crashed", "SIGKILL", "host_oom")
     assert "kernel log" in r.details["oom_evidence"]
 
 
 def test_sigkill_without_oom_evidence_is_not_blamed_on_memory(tmp_path: Path) -> None:
     r = standin(tmp_path, "sigkill", oom_counts=[2, 2], kernel_log="").result
-    assert (r.status, r.signal, r.cause) == ("crashed", "SIGKILL", None)
+    assert (r.verdict, r.signal, r.cause) == ("crashed", "SIGKILL", None)
     assert r.details["oom_kill_confirmed"] is False
     assert "not the OOM killer" in r.message
 
 
 def test_sigkill_with_no_readable_evidence_says_it_is_unconfirmed(tmp_path: Path) -> None:
     r = standin(tmp_path, "sigkill").result
-    assert (r.status, r.cause) == ("crashed", None)
+    assert (r.verdict, r.cause) == ("crashed", None)
     assert r.details["oom_kill_confirmed"] is None
     assert "could not be confirmed" in r.message
 
@@ -109,7 +109,7 @@ def test_hang_times_out_and_the_group_is_killed(tmp_path: Path, mode: str) -> No
     run = standin(tmp_path, mode, timeout=1.0, grace=0.5)
     took = time.monotonic() - t
     r = run.result
-    assert (r.status, r.exit_code, r.signal) == ("timed_out", 1, None)
+    assert (r.verdict, r.exit_code, r.signal) == ("timed_out", 1, None)
     assert "first_step" in r.message
     assert took < 10, f"the deadline was 1 s (+0.5 s grace) but the verdict took {took:.1f} s"
     assert group_alive(run.pgid) == []
@@ -121,7 +121,7 @@ def test_grandchild_that_outlives_the_child_is_killed(tmp_path: Path, mode: str)
     pidfile = tmp_path / "grandchild.pid"
     run = standin(tmp_path, mode, pidfile=pidfile)
     grandchild = int(pidfile.read_text())
-    assert run.result.status == "passed"
+    assert run.result.verdict == "passed"
     assert run.result.details["leftover_processes"] == 1
     assert not alive(grandchild), "the grandchild outlived the smoke job"
     assert group_alive(run.pgid) == []
@@ -131,7 +131,7 @@ def test_grandchild_that_outlives_the_child_is_killed(tmp_path: Path, mode: str)
 def test_grandchild_of_a_hung_child_goes_with_the_group(tmp_path: Path) -> None:
     pidfile = tmp_path / "grandchild.pid"
     run = standin(tmp_path, "grandchild_hang", pidfile=pidfile, timeout=2.0)
-    assert run.result.status == "timed_out"
+    assert run.result.verdict == "timed_out"
     assert not alive(int(pidfile.read_text()))
     assert group_alive(run.pgid) == []
 
@@ -148,7 +148,7 @@ def test_grandchild_of_a_hung_child_goes_with_the_group(tmp_path: Path) -> None:
 def test_cuda_error_text_is_classified(tmp_path: Path, mode: str, text: str, cause: str) -> None:
     run = standin(tmp_path, mode, text=text)
     r = run.result
-    assert (r.status, r.signal, r.cause, r.exit_code) == ("failed", None, cause, 1)
+    assert (r.verdict, r.signal, r.cause, r.exit_code) == ("failed", None, cause, 1)
     assert r.fixes, "a classified failure comes with fixes"
     assert r.details["diagnosis"]["category"] == cause
     assert group_alive(run.pgid) == []
@@ -158,7 +158,7 @@ def test_cuda_error_text_is_classified(tmp_path: Path, mode: str, text: str, cau
 def test_garbage_output_is_a_failure_not_a_crash_of_compat(tmp_path: Path, mode: str) -> None:
     run = standin(tmp_path, mode)
     r = run.result
-    assert (r.status, r.signal, r.exit_code) == ("failed", None, 1)
+    assert (r.verdict, r.signal, r.exit_code) == ("failed", None, 1)
     assert r.message.startswith("garbage output")
     r.to_json()  # junk bytes decode with replacement, the document still serialises
     tail = str(r.details.get("stderr_tail", ""))
@@ -168,7 +168,7 @@ def test_garbage_output_is_a_failure_not_a_crash_of_compat(tmp_path: Path, mode:
 
 def test_odd_exit_code_without_a_verdict_is_failed(tmp_path: Path) -> None:
     r = standin(tmp_path, "exit3").result
-    assert r.status == "failed"
+    assert r.verdict == "failed"
     assert "exited with code 3" in r.message
 
 
@@ -178,7 +178,7 @@ def test_a_child_that_cannot_start_is_failed(tmp_path: Path) -> None:
         child_argv=lambda f, p, t: [str(tmp_path / "no-such-python")],
         installed={"torch": "1"},
     )
-    assert r.status == "failed"
+    assert r.verdict == "failed"
     assert "could not start" in r.message
 
 

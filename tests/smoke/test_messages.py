@@ -17,7 +17,7 @@ def test_flood_kill_is_in_the_message() -> None:
         1.0, 0.0, 1.0, "train", 0, None, (note,),
     )  # fmt: skip
     res = classify(run, options=SmokeOptions(), framework="torch", version="2.5.1", base={}, t_begin=0.0)
-    assert res.status != "passed"
+    assert res.verdict != "passed"
     assert note in res.message
 
 

@@ -92,7 +92,7 @@ def test_amp_comparison_and_bounded_max_batch_on_the_cpu(framework: str) -> None
             timeout=300,
         )
     )
-    assert r.status == "passed", (r.message, r.details.get("stderr_tail"))
+    assert r.verdict == "passed", (r.message, r.details.get("stderr_tail"))
     assert r.details["amp"] == "bf16"
     assert r.details["compare"]["match"] is True
     assert r.max_batch == 32
@@ -106,7 +106,7 @@ def test_amp_comparison_and_bounded_max_batch_on_the_cpu(framework: str) -> None
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_find_max_batch_on_the_cpu_is_gpu_only(framework: str) -> None:
     r = run_smoke(SmokeOptions(framework=framework, device="cpu", steps=3, batch_size=8, find_max_batch=True))
-    assert r.status == "passed"
+    assert r.verdict == "passed"
     assert r.max_batch is None
     assert "GPUs only" in r.details["max_batch_note"]
 
@@ -116,7 +116,7 @@ def test_cuda_requested_on_a_cpu_build_fails_with_the_reason(framework: str) -> 
     if Path("/proc/driver/nvidia/version").exists():
         pytest.skip("this machine has an NVIDIA driver")
     r = run_smoke(SmokeOptions(framework=framework, device="cuda", steps=3))
-    assert (r.status, r.exit_code) == ("failed", 1)
+    assert (r.verdict, r.exit_code) == ("failed", 1)
     assert r.details["stage"] == "device"
     if framework == "torch":  # PyTorch's own words, which explain recognises
         assert "Torch not compiled with CUDA enabled" in r.message

@@ -56,7 +56,7 @@ def test_bad_options_are_input_errors(options: dict[str, object], flag: str) -> 
 
 def passed(**kw: object) -> SmokeResult:
     base: dict[str, object] = dict(
-        status="passed",
+        verdict="passed",
         framework="torch",
         framework_version="2.13.0+cpu",
         device="cpu",

@@ -100,7 +100,7 @@ def report(
 
 def crashed_smoke() -> SmokeResult:
     return SmokeResult(
-        status="crashed",
+        verdict="crashed",
         framework="torch",
         framework_version="2.8.0",
         device="cuda",

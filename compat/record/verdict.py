@@ -1,5 +1,5 @@
 """Why the run ended: the recorded evidence and explain's reading of the output, combined into one verdict that
-names the evidence that decided it. Pure: a RunRecord (and explain's diagnoses) in, a Verdict out."""
+names the evidence that decided it. Pure: a RunRecord (and explain's diagnoses) in, a RunVerdict out."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ NEAR_LIMIT = 0.9
 
 
 @record
-class Verdict:
+class RunVerdict:
     """The end of a run, explained."""
 
     outcome: str
@@ -219,7 +219,7 @@ def headroom(rec: RunRecord) -> str:
     return "Headroom: " + "; ".join(parts) + "."
 
 
-def diagnose(rec: RunRecord, explained: Sequence[Any] = ()) -> Verdict:
+def verdict_of(rec: RunRecord, explained: Sequence[Any] = ()) -> RunVerdict:
     """The verdict for a finished record. `explained`: compat.explain diagnoses of its captured output."""
     ex = rec.exit
     who = _who(rec)
@@ -240,7 +240,7 @@ def diagnose(rec: RunRecord, explained: Sequence[Any] = ()) -> Verdict:
     limit = cg.get("limit")
 
     if ex.status == "exited" and ex.code == 0 and not oom_delta and not xids:
-        return Verdict(
+        return RunVerdict(
             "ok",
             f"{who} finished successfully in {fmt_t(rec.wall_s or 0)}",
             (),
@@ -286,7 +286,7 @@ def diagnose(rec: RunRecord, explained: Sequence[Any] = ()) -> Verdict:
             {"oom_kill_delta": oom_delta, "limit": limit, "peak": size},
             group="resources",
         )
-        return Verdict("host_oom", title, tuple(deciding), (f, *extra), exp)
+        return RunVerdict("host_oom", title, tuple(deciding), (f, *extra), exp)
 
     # 2. An Xid during the run is a hardware / driver fault.
     if xids:
@@ -308,7 +308,7 @@ def diagnose(rec: RunRecord, explained: Sequence[Any] = ()) -> Verdict:
             {"xid": code},
             group="health",
         )
-        return Verdict("hardware_xid", title, tuple(deciding), (f, *extra), exp)
+        return RunVerdict("hardware_xid", title, tuple(deciding), (f, *extra), exp)
 
     # 3. CUDA out of memory in the output, with the GPU at its limit.
     if "gpu_oom" in cats:
@@ -334,7 +334,7 @@ def diagnose(rec: RunRecord, explained: Sequence[Any] = ()) -> Verdict:
             ),
             group="resources",
         )
-        return Verdict("gpu_oom", title, tuple(deciding), (f, *extra), exp)
+        return RunVerdict("gpu_oom", title, tuple(deciding), (f, *extra), exp)
 
     # 4. Segfaults: the signal, the kernel's line, or the kernel's own fault report.
     if (
@@ -370,7 +370,7 @@ def diagnose(rec: RunRecord, explained: Sequence[Any] = ()) -> Verdict:
             ),
             group="stack",
         )
-        return Verdict("segfault", title, tuple(deciding), (f, *extra), exp)
+        return RunVerdict("segfault", title, tuple(deciding), (f, *extra), exp)
 
     # 5. SIGKILL (or a watched process that vanished) with no OOM evidence.
     if sig == signal.SIGKILL or (gone and not exp):
@@ -407,14 +407,14 @@ def diagnose(rec: RunRecord, explained: Sequence[Any] = ()) -> Verdict:
             ),
             group="resources",
         )
-        return Verdict("killed", title, tuple(deciding), (f, *extra), exp)
+        return RunVerdict("killed", title, tuple(deciding), (f, *extra), exp)
 
     # 6. Other signals.
     if sig is not None:
         deciding.append(f"{who} ended with {signal_name(sig)}" + (" (core dumped)" if ex.core_dumped else ""))
         title = f"terminated by {signal_name(sig)} at {clock(rec, end_t)}"
         f = Finding("record.signal", "error", title, "; ".join(deciding) + ".", group="stack")
-        return Verdict("signal", title, tuple(deciding), (f, *extra), exp)
+        return RunVerdict("signal", title, tuple(deciding), (f, *extra), exp)
 
     # 7. A plain failure: explain's reading of the output decides.
     if exp:
@@ -431,7 +431,7 @@ def diagnose(rec: RunRecord, explained: Sequence[Any] = ()) -> Verdict:
             tuple(Fix(x["text"], x.get("command")) for x in top.get("fixes", [])),
             group="stack",
         )
-        return Verdict("error", title, tuple(deciding), (f, *extra), exp)
+        return RunVerdict("error", title, tuple(deciding), (f, *extra), exp)
     mem_line = next((ln for ln in reversed(rec.output_tail) if _HOST_ALLOC.search(ln)), None)
     if mem_line is not None:
         deciding.append(f"output: {mem_line.strip()[:300]}")
@@ -451,13 +451,13 @@ def diagnose(rec: RunRecord, explained: Sequence[Any] = ()) -> Verdict:
             ),
             group="resources",
         )
-        return Verdict("host_oom", title, tuple(deciding), (f, *extra), exp)
+        return RunVerdict("host_oom", title, tuple(deciding), (f, *extra), exp)
     if ex.status == "exited":
         deciding.append(
             f"exit status {ex.code}; nothing in the last {len(rec.output_tail)} output lines matched a known cause"
         )
         title = f"exited with status {ex.code}"
         f = Finding("record.exit", "error", title, "; ".join(deciding) + ".", group="stack")
-        return Verdict("error", title, tuple(deciding), (f, *extra), exp)
+        return RunVerdict("error", title, tuple(deciding), (f, *extra), exp)
     title = f"{who} ended; the cause is unknown"
-    return Verdict("unknown", title, ("no exit status and no evidence",), tuple(extra), exp)
+    return RunVerdict("unknown", title, ("no exit status and no evidence",), tuple(extra), exp)

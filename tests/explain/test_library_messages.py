@@ -1,7 +1,6 @@
-"""Rows added from the wild corpus's tuning split, third pass (issue 14): the tuning logs that still got no answer
-(ptxas's bf16 target error, bitsandbytes' compute-capability warning, CTranslate2's cuDNN loader message, Caffe's
-device allocation failure, old PyTorch's cuBLAS handle failure, NCCL's socket creation failure, dlib's
-initialization error). The real line must be read; the look-alikes must stay quiet."""
+"""Libraries' own failure lines are read: ptxas's bf16 target error, bitsandbytes' compute-capability warning,
+CTranslate2's cuDNN loader message, Caffe's device allocation failure, old PyTorch's cuBLAS handle failure,
+NCCL's socket creation failure, dlib's initialization error; their look-alikes stay quiet."""
 
 from __future__ import annotations
 

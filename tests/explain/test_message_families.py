@@ -1,5 +1,5 @@
-"""Rows and code rules added from the wild corpus's tuning split (issue 14, s4-tune): each generalises a
-message family (the official wording, wrapped pastes) and keeps precision on look-alike lines."""
+"""Message families: a row or code rule reads every wording of its message (the official strings, one-word NCCL
+messages, NVML codes without an error prefix, wrapped pastes) and keeps precision on look-alike lines."""
 
 from __future__ import annotations
 

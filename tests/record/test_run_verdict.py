@@ -5,8 +5,8 @@ from __future__ import annotations
 import signal
 
 from compat.explain import diagnose_lines
-from compat.record.diagnose import diagnose
 from compat.record.document import ExitInfo
+from compat.record.verdict import verdict_of
 from tests.record.helpers import GiB, MiB, record
 
 KILLED = ExitInfo("signaled", signal=int(signal.SIGKILL))
@@ -19,7 +19,7 @@ CUDA_OOM = [
 
 
 def verdict(rec):  # type: ignore[no-untyped-def]
-    return diagnose(rec, diagnose_lines(rec.output_tail))
+    return verdict_of(rec, diagnose_lines(rec.output_tail))
 
 
 def test_oom_kill_delta_makes_host_oom_definitive() -> None:

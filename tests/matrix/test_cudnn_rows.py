@@ -1,4 +1,5 @@
-"""The cuDNN rows filled by the issue 21 item 4 gap pass (docs/notes/2026-11-27/data21-note.md), as answers.
+"""The cuDNN rows of matrix/cudnn.yaml as answers, each read from NVIDIA's support matrix;
+unread releases stay unknown (docs/notes/2026-11-27/data21-note.md).
 
 Sources (cited on the rows in matrix/cudnn.yaml):
 - cuDNN 8.9.1 support matrix, Table 1: CUDA 12.0-12.1 (>=525.60.13 / >=527.41), CUDA 11.0-11.8
