@@ -14,7 +14,17 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from compat._record import record
-from compat.matrixfiles import document, integer, items, mapping, problems, register_side_file, text, url
+from compat.matrixfiles import (
+    document,
+    integer,
+    items,
+    mapping,
+    problems,
+    register_side_file,
+    row_name,
+    text,
+    url,
+)
 
 FILE = "jax.yaml"
 
@@ -263,10 +273,12 @@ def _rules(doc: Mapping[str, Any]) -> list[str]:
         if isinstance(row.get("major"), int):
             majors.add(row["major"])
         if not (_is(Version, row.get("cc_min")) and _is(Version, row.get("driver_min_linux"))):
-            out.append(f"cuda_majors[{i}] ({row.get('major')}): cc_min and driver_min_linux must be versions")
+            out.append(
+                f"{row_name('cuda_majors', i, row, 'major')}: cc_min and driver_min_linux must be versions"
+            )
     seen: set[Version] = set()
     for i, row in _rows(doc, "releases"):
-        where = f"releases[{i}] ({row.get('version')})"
+        where = row_name("releases", i, row, "version")
         v = row.get("version")
         if isinstance(v, str) and _is(Version, v):
             if Version(v) in seen:
@@ -278,7 +290,7 @@ def _rules(doc: Mapping[str, Any]) -> list[str]:
             if not _is(SpecifierSet, row.get(key)):
                 out.append(f"{where}: {key!r} is not a specifier")
         for j, b in _rows(row, "cuda"):
-            out.extend(_build_rules(b, f"{where}.cuda[{j}] ({b.get('major')})", majors))
+            out.extend(_build_rules(b, f"{where}.{row_name('cuda', j, b, 'major')}", majors))
     return out
 
 

@@ -108,9 +108,24 @@ _A = {
 }
 
 
+def shown(val: Any, limit: int = 60) -> str:
+    """A value as a message shows it, bounded whatever its size: a YAML alias bomb's repr never ends, and
+    int's repr refuses over 4300 digits."""
+    if isinstance(val, str):
+        return repr(val[:limit]) + ("…" if len(val) > limit else "")
+    if isinstance(val, int) and not isinstance(val, bool) and val.bit_length() > 4 * limit:
+        return f"an integer of {val.bit_length()} bits"
+    if isinstance(val, (list, tuple)):
+        return f"[…] ({len(val)} items)" if val else "[]"
+    if isinstance(val, Mapping):
+        return f"{{…}} ({len(val)} keys)" if val else "{}"
+    if val is None or isinstance(val, (bool, int, float, _dt.date)):
+        return repr(val)
+    return type(val).__name__
+
+
 def _got(val: Any) -> str:
-    shown = repr(val)
-    return f"{type(val).__name__} {shown[:60]}{'…' if len(shown) > 60 else ''}"
+    return f"{type(val).__name__} {shown(val)}"
 
 
 def _at(where: str, key: str) -> str:
@@ -150,7 +165,7 @@ def _scalar(node: Shape, val: Any, where: str, key: str, out: list[str]) -> None
     at = _at(where, key)
     if kind == "any":
         if node["enum"] is not None and val not in node["enum"]:
-            out.append(f"{at} must be one of {', '.join(map(str, node['enum']))}, got {val!r}")
+            out.append(f"{at} must be one of {', '.join(map(str, node['enum']))}, got {shown(val)}")
         return
     if kind == "date":
         if not _is_date(val):
@@ -164,21 +179,26 @@ def _scalar(node: Shape, val: Any, where: str, key: str, out: list[str]) -> None
     if not ok:
         out.append(f"{at} must be {_A[kind]}{_range(node)}, got {_got(val)}")
     elif kind in ("int", "number") and not _in_range(node, val):
-        out.append(f"{at} must be {_A[kind]}{_range(node)}, got {val!r}")
+        out.append(f"{at} must be {_A[kind]}{_range(node)}, got {shown(val)}")
     elif kind == "str":
         if node.get("enum") is not None and val not in node["enum"]:
-            out.append(f"{at} must be one of {', '.join(node['enum'])}, got {val!r}")
+            out.append(f"{at} must be one of {', '.join(node['enum'])}, got {shown(val)}")
         elif not node.get("blank") and not val.strip():
             out.append(f"{at} must be a non-empty string")
         elif node.get("pattern") and not re.match(node["pattern"], val):
-            out.append(f"{at} must be {node['form'] or 'well-formed'}, got {val[:60]!r}")
+            out.append(f"{at} must be {node['form'] or 'well-formed'}, got {shown(val)}")
         elif node.get("lower") and val != val.lower():
-            out.append(f"{at} must be lower-case, got {val[:60]!r}")
+            out.append(f"{at} must be lower-case, got {shown(val)}")
 
 
 def _label(row: Mapping[str, Any], keys: tuple[str, ...]) -> str:
-    vals = [str(row[k])[:40] for k in keys if isinstance(row.get(k), (str, int, float))]
-    return f" ({' '.join(vals)})" if vals else ""
+    vals = [row[k] for k in keys if isinstance(row.get(k), (str, int, float))]
+    return f" ({' '.join(v[:40] if isinstance(v, str) else shown(v) for v in vals)})" if vals else ""
+
+
+def row_name(section: str, i: int, row: Mapping[str, Any], *keys: str) -> str:
+    """`section[i] (label)`: how the walker names a row, for a file's rules to name it the same way."""
+    return f"{section}[{i}]{_label(row, keys)}"
 
 
 def _list(node: Shape, val: Any, where: str, key: str, out: list[str]) -> None:
@@ -204,8 +224,9 @@ def _list(node: Shape, val: Any, where: str, key: str, out: list[str]) -> None:
             ident = tuple(item.get(k) for k in node["unique"])
             if all(isinstance(v, (str, int)) for v in ident):
                 if ident in seen:
-                    shown = ", ".join(repr(v) for v in ident)
-                    out.append(f"{here}: duplicate {', '.join(node['unique'])} {shown}")
+                    out.append(
+                        f"{here}: duplicate {', '.join(node['unique'])} {', '.join(map(shown, ident))}"
+                    )
                 seen.add(ident)
         _fields(inner, item, here, out)
 
@@ -223,9 +244,9 @@ def _fields(node: Shape, val: Mapping[str, Any], where: str, out: list[str]) -> 
             out.append(f"{where + ': ' if where else ''}missing {what}{why}")
     unknown = [k for k in val if k not in fields] if node["closed"] else []
     if unknown and node["what"]:
-        out.extend(f"{where + ': ' if where else ''}unknown {node['what']} {k!r}" for k in unknown)
+        out.extend(f"{where + ': ' if where else ''}unknown {node['what']} {shown(k)}" for k in unknown)
     elif unknown:
-        out.append(f"{where + ': ' if where else ''}unknown keys {sorted(map(str, unknown))}")
+        out.append(f"{where + ': ' if where else ''}unknown keys [{', '.join(sorted(map(shown, unknown)))}]")
     for key, sub in val.items():
         shape = fields.get(key, node["values"])
         if shape is not None and sub is not None:  # null is absent, as in the core files

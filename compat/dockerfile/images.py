@@ -24,6 +24,8 @@ from compat.matrixfiles import (
     mapping,
     problems,
     register_side_file,
+    row_name,
+    shown,
     text,
     url,
 )
@@ -449,19 +451,24 @@ def _rules(doc: Mapping[str, Any]) -> list[str]:
     for i, row in enumerate(rows if isinstance(rows, list) else ()):
         if not isinstance(row, Mapping):
             continue
-        where = f"ngc[{i}] ({row.get('release')})"
+        where = row_name("ngc", i, row, "release")
         fw = row.get("framework")
-        if fw is not None:
+        if isinstance(fw, (str, int, float)) and not isinstance(fw, bool):
             try:
                 Version(str(fw))
             except (InvalidVersion, ValueError):  # ValueError: a number of over 4300 digits
-                out.append(f"{where}: 'framework' {str(fw)[:40]!r} is not a version")
-        imgs = row.get("images")
-        for image in imgs if isinstance(imgs, list) else ():
-            key = (str(row.get("release")), str(image))
-            if key in seen:
-                out.append(f"{where}: duplicate {image} release {key[0]}")
-            seen.add(key)
+                out.append(f"{where}: 'framework' {shown(fw, 40)} is not a version")
+        elif fw is not None:
+            out.append(f"{where}: 'framework' {shown(fw, 40)} is not a version")
+        imgs, release = row.get("images"), row.get("release")
+        if not isinstance(imgs, list) or not isinstance(release, str):
+            continue  # the shape reports it
+        for image in imgs:
+            if not isinstance(image, str):
+                continue  # the shape reports it
+            if (release, image) in seen:
+                out.append(f"{where}: duplicate {image} release {release}")
+            seen.add((release, image))
     return out
 
 

@@ -33,6 +33,8 @@ from compat.matrixfiles import (
     number,
     problems,
     register_side_file,
+    row_name,
+    shown,
     text,
     url,
 )
@@ -143,8 +145,8 @@ def _row_rules(row: Mapping[str, Any], where: str, death: bool, out: list[str]) 
                 out.append(
                     f"{where}: group {g!r} uses unknown converter {conv!r} (known: {', '.join(sorted(CONVERTERS))})"
                 )
-        out.extend(f"{where}: unknown fact {n!r}" for n in sorted(names - FACT_NAMES, key=str))
-        for ph in re.findall(r"\{(\w+)\}", str(row.get("meaning") or "")):
+        out.extend(f"{where}: unknown fact {shown(n)}" for n in sorted(names - FACT_NAMES, key=str))
+        for ph in re.findall(r"\{(\w+)\}", meaning if isinstance(meaning := row.get("meaning"), str) else ""):
             if ph not in names:
                 out.append(f"{where}: meaning uses {{{ph}}}, which the row never extracts")
     kws = row.get("keywords")
@@ -170,11 +172,11 @@ def _rules(doc: Mapping[str, Any]) -> list[str]:
         for i, row in enumerate(rows if isinstance(rows, list) else ()):
             if not isinstance(row, Mapping):
                 continue
-            where = f"{section}[{i}] ({row.get('id')})"
+            where = row_name(section, i, row, "id")
             rid = row.get("id")
             if isinstance(rid, str):
                 if rid in ids:
-                    out.append(f"{where}: duplicate id {rid!r}")
+                    out.append(f"{where}: duplicate id {shown(rid)}")
                 ids.add(rid)
             if section == "signatures" and isinstance(row.get("category"), str):
                 used.add(row["category"])
