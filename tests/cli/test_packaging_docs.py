@@ -5,17 +5,16 @@ from __future__ import annotations
 import re
 import sys
 
-import pytest
-
 from tests.conftest import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def _pyproject() -> dict:  # type: ignore[type-arg]
-    if sys.version_info < (3, 11):
-        pytest.skip("tomllib needs Python 3.11")
-    import tomllib
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib  # a dependency of compat below 3.11
 
     return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]  # type: ignore[no-any-return]
 

@@ -118,8 +118,11 @@ def test_cuda_requested_on_a_cpu_build_fails_with_the_reason(framework: str) -> 
     r = run_smoke(SmokeOptions(framework=framework, device="cuda", steps=3))
     assert (r.status, r.exit_code) == ("failed", 1)
     assert r.details["stage"] == "device"
-    if framework == "torch":  # PyTorch's own words, which explain recognises
-        assert "Torch not compiled with CUDA enabled" in r.message
+    if (
+        framework == "torch"
+    ):  # PyTorch's own words (a CPU build's, or a CUDA build's without a driver: the PyPI
+        # wheel for Python != 3.11 here), which explain recognises
+        assert "Torch not compiled with CUDA enabled" in r.message or "Found no NVIDIA driver" in r.message
         assert r.cause == "no_gpu_visible" and r.fixes
     else:
         assert "--device cuda" in r.message
