@@ -2,19 +2,21 @@
 
 On Python < 3.13, `@dataclass(frozen=True)` compiles six methods per class, each with its own `exec`: about
 0.4 ms a class, and the doctor defines ~90 of them before it can answer (~35 ms of a ~200 ms run). A `record`
-compiles at most one, the `__init__`, and only when the class is first instantiated. `__eq__`, `__hash__` and
-`__repr__` are shared functions that read the class's fields (getters built once per class); `__setattr__` and
-`__delattr__` are closures over the field names. What stays the same: `dataclasses.fields()`,
-`replace()`, `asdict()`, `is_dataclass()`, `field(...)` options (default, default_factory, kw_only, compare,
-hash, repr, metadata), equality and hashing by the compared fields of the same class, FrozenInstanceError on
-any assignment or deletion after `__init__`, `__post_init__`, pickling and copying.
+compiles at most one, the `__init__`, and only when it is first needed. `__eq__`, `__hash__` and `__repr__` are
+shared functions that read the class's fields (getters built once per class); `__setattr__` and `__delattr__` are
+closures over the field names. What stays the same: `dataclasses.fields()`, `replace()`, `asdict()`,
+`is_dataclass()`, `field(...)` options (default, default_factory, kw_only, compare, hash, repr, metadata),
+`__dataclass_params__` and `__match_args__` (those of the dataclass it stands for: init, repr and eq True, frozen
+as declared), `inspect.signature()` of the class, equality and hashing by the compared fields of the same class,
+FrozenInstanceError on any assignment or deletion after `__init__`, `__post_init__`, pickling and copying, and the
+dataclasses module's inheritance rules both ways (a frozen class derives only from frozen ones, a mutable one only
+from mutable ones, records and plain dataclasses alike).
 
 What differs: `__init__` (the same code the dataclasses module generates, assigning with object.__setattr__ when
-frozen) is compiled on the class's first instantiation, so a class a run never instantiates costs nothing to
-compile; until then `inspect.signature()` of the class reads (*args, **kwargs). `__dataclass_params__` reads
-init=False, frozen=False; a record may not inherit from a plain frozen dataclass (the dataclasses module refuses
-at import time, so a mistake shows at once); ClassVar and InitVar fields are refused. mypy sees a frozen
-dataclass (PEP 681).
+frozen) is compiled on the class's first instantiation, or when its signature is asked for, so a class a run never
+instantiates costs nothing to compile. A class without a docstring gets its qualified name as one (the dataclasses
+module would build it from the signature). ClassVar and InitVar fields are refused. mypy sees a frozen dataclass
+(PEP 681).
 
 `record(frozen=False)` is a mutable dataclass with the shared `__eq__` and `__repr__` (and `__hash__ = None`).
 """
@@ -26,6 +28,7 @@ import operator
 import reprlib
 import sys
 import threading
+import types
 from typing import TYPE_CHECKING, Any, Callable, TypeVar, overload
 
 if TYPE_CHECKING:
@@ -132,7 +135,8 @@ class _Factory:
         return "<factory>"
 
 
-_FACTORY = _Factory()
+# The dataclasses module's own sentinel where it has one, so that signatures compare equal to a dataclass's.
+_FACTORY: Any = getattr(dataclasses, "_HAS_DEFAULT_FACTORY", None) or _Factory()
 
 
 def _check_order(cls: type) -> None:
@@ -152,11 +156,12 @@ def _check_order(cls: type) -> None:
 def _init_fn(cls: type, frozen: bool) -> Callable[..., None]:
     """The __init__ the dataclasses module would generate for `cls` (frozen: fields set with object.__setattr__)."""
     fs = dataclasses.fields(cls)
-    me = "__record_self__" if any(f.name == "self" for f in fs) else "self"
+    me = "__dataclass_self__" if any(f.name == "self" for f in fs) else "self"
     ns: dict[str, Any] = {"__record_set__": object.__setattr__, "__record_factory__": _FACTORY}
     positional: list[str] = []
     keyword: list[str] = []
     body: list[str] = []
+    annotations: dict[str, Any] = {}
     for f in fs:
         dflt, fact = f"__record_default_{f.name}__", f"__record_factory_{f.name}__"
         if f.default is not dataclasses.MISSING:
@@ -174,6 +179,7 @@ def _init_fn(cls: type, frozen: bool) -> Callable[..., None]:
             else:
                 param, value = f.name, f.name
             (keyword if f.kw_only else positional).append(param)
+            annotations[f.name] = f.type
         elif f.default is not dataclasses.MISSING:
             value = dflt
         elif f.default_factory is not dataclasses.MISSING:
@@ -189,22 +195,87 @@ def _init_fn(cls: type, frozen: bool) -> Callable[..., None]:
     fn: Callable[..., None] = ns["__init__"]
     fn.__qualname__ = f"{cls.__qualname__}.__init__"
     fn.__module__ = cls.__module__
+    fn.__annotations__ = {**annotations, "return": None}  # the generated one's, which inspect.signature shows
     return fn
 
 
-def _lazy_init(cls: type, frozen: bool) -> Callable[..., None]:
-    """A placeholder that compiles the class's __init__ on its first call and puts it in its place: a class that is
+class _LazyInit:
+    """A record's `__init__` until it is needed: on the first call (the class's first instantiation), or when
+    `inspect.signature()` reads it, it compiles the real one (_init_fn) and puts it in its place, so a class that is
     defined but never instantiated in a run costs no compilation."""
 
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        real = cls.__dict__["__init__"]
-        if real is __init__:
-            real = _init_fn(cls, frozen)
-            type.__setattr__(cls, "__init__", real)
-        real(self, *args, **kwargs)
+    def __init__(self, cls: type, frozen: bool) -> None:
+        self.cls = cls
+        self.frozen = frozen
+        self.__name__ = "__init__"
+        self.__qualname__ = f"{cls.__qualname__}.__init__"
 
-    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
-    return __init__
+    def compiled(self) -> Callable[..., None]:
+        """The class's real __init__, compiled now if it was not yet."""
+        real: Callable[..., None] = self.cls.__dict__["__init__"]
+        if real is self:
+            real = _init_fn(self.cls, self.frozen)
+            type.__setattr__(self.cls, "__init__", real)
+        return real
+
+    def __call__(self, obj: Any, /, *args: Any, **kwargs: Any) -> None:
+        self.compiled()(obj, *args, **kwargs)
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        return self if obj is None else types.MethodType(self, obj)
+
+    @property
+    def __signature__(self) -> Any:
+        import inspect  # only asked for by tools (help(), IDEs): never on compat's own paths
+
+        return inspect.signature(self.compiled())
+
+
+_DEFINING = threading.local()
+"""`on` while this thread has the dataclasses module define a record (see _adopt_params)."""
+_PARAMS_TYPES: dict[type, type] = {}
+"""The dataclasses module's params type -> its subclass for records (_adopt_params)."""
+
+
+def _adopt_params(params: Any, frozen: bool) -> None:
+    """Make the `__dataclass_params__` the dataclasses module gave a record those of the dataclass it stands for:
+    init, repr and eq True, frozen as declared (its type becomes a subclass of its own type with a `frozen` property).
+
+    A record is defined with the dataclasses module told frozen=False (a frozen dataclass costs two more compiled
+    methods); so that the module does not refuse a frozen record's frozen bases, they read frozen=False to it, in the
+    thread defining a record and only during that call, and _check_bases applies the rule instead."""
+    std = type(params)
+    sub = _PARAMS_TYPES.get(std)
+    if sub is None:
+        slot = std.__dict__["frozen"]  # the slot holding the value
+
+        def get(self: Any) -> bool:
+            return bool(slot.__get__(self, std)) and not getattr(_DEFINING, "on", False)
+
+        sub = type(std.__name__, (std,), {"__slots__": (), "frozen": property(get, slot.__set__)})
+        sub.__module__ = std.__module__
+        with _LOCK:
+            _PARAMS_TYPES[std] = sub
+    params.__class__ = sub
+    params.init = params.repr = params.eq = True
+    params.frozen = frozen
+
+
+def _check_bases(cls: type, frozen: bool) -> bool:
+    """The dataclasses module's inheritance rule, read from the bases' true `__dataclass_params__`: no mutable class
+    derives from a frozen dataclass; a frozen one derives only from frozen ones (Python 3.13: from no mutable one).
+    True when a base is a frozen plain dataclass (its params cannot be told to read frozen=False)."""
+    # Read as the dataclasses module reads them: a plain class in between inherits its base's.
+    bases = cls.__mro__[-1:0:-1]
+    params: list[Any] = [
+        getattr(b, "__dataclass_params__", None) for b in bases if hasattr(b, "__dataclass_fields__")
+    ]
+    flags = [bool(p.frozen) for p in params]
+    if any(flags) and not frozen:
+        raise TypeError("cannot inherit non-frozen dataclass from a frozen one")
+    if flags and frozen and not (all(flags) if sys.version_info >= (3, 13) else any(flags)):
+        raise TypeError("cannot inherit frozen dataclass from a non-frozen one")
+    return any(p.frozen and type(p) not in _PARAMS_TYPES.values() for p in params)
 
 
 def _make(cls: T, frozen: bool, kw_only: bool) -> T:
@@ -217,19 +288,22 @@ def _make(cls: T, frozen: bool, kw_only: bool) -> T:
     explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
     if cls.__doc__ is None:  # else the dataclasses module builds one from inspect.signature (slow)
         cls.__doc__ = cls.__qualname__
-    for base in cls.__mro__[1:]:  # the dataclasses module's rule, for records (they say frozen=False to it)
-        if "__record_frozen__" in base.__dict__:
-            if base.__dict__["__record_frozen__"] and not frozen:
-                raise TypeError("cannot inherit non-frozen dataclass from a frozen one")
-            if frozen and not base.__dict__["__record_frozen__"]:
-                raise TypeError("cannot inherit frozen dataclass from a non-frozen one")
-    out: Any = dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=False, kw_only=kw_only)
-    out.__record_frozen__ = frozen
+    # Below a frozen plain dataclass the dataclasses module must be told frozen=True (it then compiles a
+    # __setattr__ and a __delattr__, replaced below); compat has no such class.
+    std_frozen_base = _check_bases(cls, frozen)
+    was, _DEFINING.on = getattr(_DEFINING, "on", False), not std_frozen_base
+    try:
+        out: Any = dataclasses.dataclass(
+            cls, init=False, repr=False, eq=False, frozen=std_frozen_base, kw_only=kw_only
+        )
+    finally:
+        _DEFINING.on = was
+    _adopt_params(out.__dataclass_params__, frozen)
     if len(out.__dataclass_fields__) != len(dataclasses.fields(out)):  # ClassVar or InitVar pseudo-fields
         raise TypeError(f"{cls.__qualname__}: a record has no ClassVar or InitVar fields; use a dataclass")
     if "__init__" not in own:
         _check_order(out)
-        out.__init__ = _lazy_init(out, frozen)
+        out.__init__ = _LazyInit(out, frozen)
     if "__eq__" not in own:
         out.__eq__ = _eq
     if "__repr__" not in own:

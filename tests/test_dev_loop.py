@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import sys
 import tempfile
 from pathlib import Path
 from types import SimpleNamespace
@@ -15,7 +16,10 @@ import pytest
 from tests import conftest
 from tests.conftest import ROOT
 
-tomllib = pytest.importorskip("tomllib")  # Python 3.11+; the configuration is the same on older ones
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib  # a dependency of compat below 3.11
 
 
 def _pyproject() -> dict[str, Any]:

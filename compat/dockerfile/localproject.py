@@ -31,9 +31,10 @@ def _read(path: Path) -> str:
 
 
 def _from_pyproject(path: Path, extras: tuple[str, ...]) -> list[tuple[str, str]] | None:
-    if sys.version_info < (3, 11):
-        return None  # tomllib is 3.11+; the project's requirements are then not read
-    import tomllib
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib  # a dependency below 3.11
 
     try:
         doc: Any = tomllib.loads(_read(path))

@@ -5,17 +5,16 @@ from __future__ import annotations
 import re
 import sys
 
-import pytest
-
 from tests.conftest import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def _pyproject() -> dict:  # type: ignore[type-arg]
-    if sys.version_info < (3, 11):
-        pytest.skip("tomllib needs Python 3.11")
-    import tomllib
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib  # a dependency of compat below 3.11
 
     return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]  # type: ignore[no-any-return]
 
@@ -54,3 +53,18 @@ def test_readme_markdown_example_is_what_compat_prints(run) -> None:  # type: ig
 
 def test_readme_extras_install_from_a_checkout() -> None:
     assert "pip install 'compat[" not in README
+
+
+def test_the_pythons_claimed_are_the_pythons_ci_runs() -> None:
+    """requires-python, the classifiers and .ci/run name the same range: CI tests its oldest and newest Python."""
+    p = _pyproject()
+    minors = sorted(
+        int(c.rsplit(".", 1)[1])
+        for c in p["classifiers"]
+        if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)
+    )
+    assert p["requires-python"] == f">=3.{minors[0]}"
+    assert minors == list(range(minors[0], minors[-1] + 1))
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert f"OLDEST=$(python_for 3.{minors[0]} " in ci and f"NEWEST=$(python_for 3.{minors[-1]} " in ci
+    assert sys.version_info >= (3, minors[0])

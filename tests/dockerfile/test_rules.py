@@ -201,7 +201,6 @@ def test_nightly_channel_is_not_a_release_install(write_df: Callable[..., Path],
 def test_local_project_extras_from_pyproject_and_setup_cfg(
     write_df: Callable[..., Path], dmatrix: Any
 ) -> None:
-    import sys
 
     text = (
         "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nRUN apt-get update && apt-get install -y python3-pip\n"
@@ -216,12 +215,11 @@ def test_local_project_extras_from_pyproject_and_setup_cfg(
         write_df(text.replace(".[cpu,dev]", ".[dev]"), **{"setup.cfg": cfg}), dmatrix, today=DAY
     )
     assert "dockerfile.cpu-wheel" not in _ids(rep)
-    if sys.version_info >= (3, 11):
-        toml = '[project]\nname = "x"\ndependencies = []\n[project.optional-dependencies]\ncpu = ["torch==2.1.1+cpu"]\n'
-        (p.parent / "setup.cfg").unlink()
-        (p.parent / "pyproject.toml").write_text(toml, encoding="utf-8")
-        rep = check_dockerfile(write_df(text), dmatrix, today=DAY)
-        assert "dockerfile.cpu-wheel" in _ids(rep)
+    toml = '[project]\nname = "x"\ndependencies = []\n[project.optional-dependencies]\ncpu = ["torch==2.1.1+cpu"]\n'
+    (p.parent / "setup.cfg").unlink()
+    (p.parent / "pyproject.toml").write_text(toml, encoding="utf-8")
+    rep = check_dockerfile(write_df(text), dmatrix, today=DAY)
+    assert "dockerfile.cpu-wheel" in _ids(rep)
 
 
 def test_conda_installer_python_replaces_the_os_python(write_df: Callable[..., Path], dmatrix: Any) -> None:

@@ -239,7 +239,7 @@ def test_import_compat_stays_light() -> None:
     code = (
         "import sys, compat, compat.output\n"
         "bad = [m for m in ('typer', 'rich', 'jsonschema', 'compat.output.documents', 'compat.output.markdown',"
-        " 'compat.output.sarif', 'tomllib') if m in sys.modules]\n"
+        " 'compat.output.sarif', 'tomllib', 'tomli') if m in sys.modules]\n"
         "print(bad)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)

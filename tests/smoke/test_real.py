@@ -63,7 +63,8 @@ def test_cli_trains_for_real_on_the_cpu(framework: str) -> None:
     assert code == 0, doc
     assert parent_modules == [], "the parent process imported a framework"
     assert (doc["status"], doc["framework"], doc["device"], doc["steps"]) == ("passed", framework, "cpu", 12)
-    assert doc["framework_version"] == INSTALLED[framework]
+    # the module's __version__: PyPI's CUDA wheels add a local part (2.13.0+cu130) their distribution lacks
+    assert doc["framework_version"].split("+")[0] == str(INSTALLED[framework]).split("+")[0]
     assert doc["loss_last"] < doc["loss_first"]
     assert len(doc["losses"]) == 12
     assert doc["cudnn_used"] is False and doc["signal"] is None and doc["cause"] is None
@@ -118,8 +119,11 @@ def test_cuda_requested_on_a_cpu_build_fails_with_the_reason(framework: str) -> 
     r = run_smoke(SmokeOptions(framework=framework, device="cuda", steps=3))
     assert (r.verdict, r.exit_code) == ("failed", 1)
     assert r.details["stage"] == "device"
-    if framework == "torch":  # PyTorch's own words, which explain recognises
-        assert "Torch not compiled with CUDA enabled" in r.message
+    if (
+        framework == "torch"
+    ):  # PyTorch's own words (a CPU build's, or a CUDA build's without a driver: the PyPI
+        # wheel for Python != 3.11 here), which explain recognises
+        assert "Torch not compiled with CUDA enabled" in r.message or "Found no NVIDIA driver" in r.message
         assert r.cause == "no_gpu_visible" and r.fixes
     else:
         assert "--device cuda" in r.message
