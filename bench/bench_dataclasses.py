@@ -1,6 +1,6 @@
 """Benchmark: what `compat doctor` spends defining its value classes as records, and as plain dataclasses.
 
-Each run is a fresh interpreter that runs `compat doctor --no-smoke --json` in-process with `compat._record.record`
+Each run is a fresh interpreter that runs `compat doctor --no-smoke --json` in-process with `compat._valueclass.valueclass`
 timed, or replaced by `dataclasses.dataclass` with the same options (--dataclass), and prints how many classes the
 run defined, the milliseconds spent defining them, and for records the milliseconds spent compiling the `__init__`
 of those instantiated (compiled lazily): CPU time of the defining thread, so that other processes and the doctor's
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def child(as_dataclass: bool) -> dict[str, float]:
     """One measured doctor run in this process (call it first thing in a fresh interpreter)."""
-    from compat import _record
+    from compat import _valueclass as _record
 
     spent = {"classes": 0.0, "define_ms": 0.0, "compile_ms": 0.0}
     real_make, real_init_fn = _record._make, _record._init_fn

@@ -27,7 +27,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import IO, Any, Callable, Optional, Union
 
-from compat._record import record
+from compat._valueclass import valueclass
 
 MAX_OUTPUT = 1 << 20
 """Bytes kept from the head and from the tail of each of a command's streams."""
@@ -167,7 +167,7 @@ atexit.register(kill_all)  # a probe still running in a daemon thread when compa
 # ------------------------------------------------------------------ one command, its answer
 
 
-@record
+@valueclass
 class CmdResult:
     """The outcome of one external command: never an exception."""
 

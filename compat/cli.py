@@ -24,7 +24,7 @@ except ImportError:  # pragma: no cover - older typer with click installed
 from compat.errors import EXIT_INCOMPATIBLE, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, CompatError, InputError
 
 
-class Command(NamedTuple):
+class CommandEntry(NamedTuple):
     """One sub-command: its name, the module whose `register(app)` defines it, and its one-line summary."""
 
     name: str
@@ -34,41 +34,45 @@ class Command(NamedTuple):
 
 
 # The one table of sub-commands, in `compat --help` order. A new command is one line here.
-COMMANDS: tuple[Command, ...] = (
-    Command(
+COMMANDS: tuple[CommandEntry, ...] = (
+    CommandEntry(
         "check", "compat.commands.check", "What-if: check a stack described by flags (and/or a snapshot)."
     ),
-    Command("doctor", "compat.commands.doctor", "Probe this machine: every problem with its fix."),
-    Command("smoke", "compat.commands.smoke", "Train a tiny CNN in an isolated child process."),
-    Command("explain", "compat.commands.explain", "Read a crash log, name the root cause and give the fix."),
-    Command(
+    CommandEntry("doctor", "compat.commands.doctor", "Probe this machine: every problem with its fix."),
+    CommandEntry("smoke", "compat.commands.smoke", "Train a tiny CNN in an isolated child process."),
+    CommandEntry(
+        "explain", "compat.commands.explain", "Read a crash log, name the root cause and give the fix."
+    ),
+    CommandEntry(
         "dockerfile", "compat.commands.dockerfile", "Check a Dockerfile's GPU stack without building it."
     ),
-    Command("suggest", "compat.commands.suggest", "Which PyTorch, TensorFlow and JAX to install here."),
-    Command("matrix", "compat.commands.matrix", "Validate the matrix and look rows up."),
-    Command("fleet", "compat.commands.fleet", "Check every node of a GPU cluster (Ray, or merged reports)."),
-    Command(
+    CommandEntry("suggest", "compat.commands.suggest", "Which PyTorch, TensorFlow and JAX to install here."),
+    CommandEntry("matrix", "compat.commands.matrix", "Validate the matrix and look rows up."),
+    CommandEntry(
+        "fleet", "compat.commands.fleet", "Check every node of a GPU cluster (Ray, or merged reports)."
+    ),
+    CommandEntry(
         "compose", "compat.commands.compose", "Check a Compose file's GPU services without starting them."
     ),
-    Command("k8s", "compat.commands.k8s", "Check Kubernetes manifests' GPU pods without applying them."),
-    Command("run", "compat.commands.run", "Run a training command, record it, and say why it died."),
-    Command(
+    CommandEntry("k8s", "compat.commands.k8s", "Check Kubernetes manifests' GPU pods without applying them."),
+    CommandEntry("run", "compat.commands.run", "Run a training command, record it, and say why it died."),
+    CommandEntry(
         "watch", "compat.commands.watch", "Record a running process (e.g. a notebook kernel) until it ends."
     ),
-    Command(
+    CommandEntry(
         "record", "compat.commands.record", "Record this machine's NVML answers as a replayable profile."
     ),
-    Command(
+    CommandEntry(
         "report",
         "compat.commands.report",
         "A Markdown report for an issue: doctor, last run, a log.",
     ),
-    Command(
+    CommandEntry(
         "completion",
         "compat.commands.completion",
         "Print the shell completion script (bash, zsh, fish, PowerShell).",
     ),
-    Command(
+    CommandEntry(
         "mcp", "compat.commands.mcp", "Serve compat's read-only tools to AI assistants over MCP (stdio)."
     ),
 )

@@ -10,7 +10,7 @@ from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.errors import InputError
 from compat.schema_version import SCHEMA_VERSION
 from compat.versions import parse_arch, parse_cc, parse_dotted, parse_driver, parse_python, parse_version
@@ -103,7 +103,7 @@ OVERRIDE_PREFIX = "COMPAT_OVERRIDE_"
 OVERRIDABLE = ("driver", "gpu", "cc", "cuda", "cudnn", "torch", "tensorflow", "jax", "python", "os")
 
 
-@record
+@valueclass
 class Fact:
     """One fact: present (raw + parsed value) or missing (with the reason)."""
 
@@ -139,7 +139,7 @@ def missing(source: str, reason: str) -> Fact:
     return Fact(None, source, None, reason)
 
 
-@record
+@valueclass
 class Gpu:
     """One GPU: its name as reported and, where known, its compute capability."""
 
@@ -156,7 +156,7 @@ class Gpu:
         return out
 
 
-@record
+@valueclass
 class Facts:
     """Everything known about one stack. Missing facts are absent from `values` or present as missing."""
 

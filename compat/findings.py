@@ -6,7 +6,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import field
 from typing import Any, TypeVar
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.schema_version import SCHEMA_VERSION
 
 T = TypeVar("T")
@@ -19,7 +19,7 @@ SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 FIX_KINDS = ("shell", "python", "config", "manual")
 
 
-@record
+@valueclass
 class Fix:
     """One way out: a sentence and, where one exists, a concrete command."""
 
@@ -51,7 +51,7 @@ class Fix:
 REPAIR_STATIC = ("after", "before", "fallback")
 
 
-@record
+@valueclass
 class Repair:
     """Which stack changes could repair a finding, and how the solver's fixes join the finding's own (static)
     fixes. Checks say it; the solver (compat.solver.solve.attach_fixes) finds the fixes after the resolver ran."""
@@ -80,7 +80,7 @@ class Repair:
         return own + solved if self.static == "before" else solved + own
 
 
-@record
+@valueclass
 class Finding:
     """One problem (or note) found in a stack."""
 
@@ -122,7 +122,7 @@ class Finding:
         return out
 
 
-@record
+@valueclass
 class Skip:
     """A check that could not run, with the reason; never a silent pass."""
 
@@ -154,7 +154,7 @@ def at_or_above(findings: Iterable[Finding], level: str) -> bool:
     return any(SEVERITY_RANK[f.severity] >= SEVERITY_RANK[level] for f in findings)
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class Report:
     """The result of a check: findings, skips and the facts they rest on."""
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.facts import Facts
 from compat.matrix import Matrix, TfRelease, TorchRelease, TorchVariant
 
@@ -27,7 +27,7 @@ JAX_CUDA_RELEASES = "https://storage.googleapis.com/jax-releases/jax_cuda_releas
 """JAX's find-links page of CUDA jaxlib builds (the monolithic `jaxlib==X+cudaNN.cudnnMM`), never on PyPI."""
 
 
-@record
+@valueclass
 class Installer:
     """Which tool installs into the environment, and whether compat detected it or assumed it."""
 

@@ -13,7 +13,7 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.matrixfiles import (
     document,
     integer,
@@ -29,7 +29,7 @@ from compat.matrixfiles import (
 FILE = "jax.yaml"
 
 
-@record
+@valueclass
 class JaxCudaMajor:
     """What JAX's installation page states for one CUDA major."""
 
@@ -41,7 +41,7 @@ class JaxCudaMajor:
     source: str
 
 
-@record
+@valueclass
 class JaxCudaBuild:
     """One way a release runs on CUDA: the plugin of a CUDA major, or an old monolithic jaxlib build."""
 
@@ -71,7 +71,7 @@ class JaxCudaBuild:
             return None
 
 
-@record
+@valueclass
 class JaxRelease:
     version: str
     released: str
@@ -121,7 +121,7 @@ class JaxRelease:
             return None
 
 
-@record
+@valueclass
 class JaxTable:
     updated: str
     majors: dict[int, JaxCudaMajor]
@@ -152,7 +152,7 @@ class JaxTableError(ValueError):
 _LABEL = re.compile(r"^cuda(\d{2})(?:[._-]?cudnn(\d{2,3}))?$")
 
 
-@record
+@valueclass
 class JaxSpec:
     raw: str
     version: Version

@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from packaging.version import Version
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.checks.arch import WHEEL_ARCH
 from compat.checks.context import Ctx, build_context
 from compat.checks.driver import DRIVER_CUDA, check_driver_gpu
@@ -30,7 +30,7 @@ from compat.solver.solve import Recheck, apply_changes
 from compat.versions import CC, parse_cc
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class Pick:
     version: str
     variant: Optional[str]
@@ -58,7 +58,7 @@ class Pick:
         }
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class Suggestion:
     torch: Optional[Pick]
     tensorflow: Optional[Pick]
@@ -84,7 +84,7 @@ def _ccs(ctx: Ctx) -> list[CC]:
     return sorted({g.cc for g in (ctx.gpus or []) if g.cc is not None})
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class _Eval:
     """One candidate install, checked by the resolver exactly as `compat check` would check it."""
 

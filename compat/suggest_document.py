@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import field
 from typing import IO, Any, Optional
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.errors import EXIT_OK
 from compat.output.documents import Document, Item
 from compat.suggest import Suggestion
@@ -38,7 +38,7 @@ def render_suggestion(s: Suggestion) -> str:
     return "\n".join(lines) + "\n"
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class SuggestionDocument(Document):
     """`compat suggest`: the framework releases to install here, with the commands."""
 

@@ -18,10 +18,10 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from compat._record import record
+from compat._valueclass import valueclass
 
 
-@record
+@valueclass
 class Target:
     """The interpreter whose environment a command inspects."""
 

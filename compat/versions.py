@@ -7,7 +7,7 @@ from functools import lru_cache, total_ordering
 
 from packaging.version import InvalidVersion, Version
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.errors import InputError
 
 _DRIVER_RE = re.compile(r"^\d{2,4}(\.\d{1,3}){1,2}$")
@@ -53,7 +53,7 @@ def parse_driver(raw: str) -> Version:
 
 
 @total_ordering
-@record
+@valueclass
 class CC:
     """A CUDA compute capability, e.g. 8.6."""
 
@@ -96,7 +96,7 @@ def parse_cc(raw: str) -> CC:
     return cc
 
 
-@record
+@valueclass
 class Arch:
     """One entry of a compiled architecture list: SASS (`sm_86`) or PTX (`compute_86`), maybe `sm_90a`."""
 

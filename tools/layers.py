@@ -105,7 +105,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "leaves",
         (
             "compat._proc",
-            "compat._record",
+            "compat._valueclass",
             "compat._runtime",
             "compat._signals",
             "compat._text",
@@ -284,7 +284,7 @@ def _private(name: str) -> bool:
 
 
 @dataclass
-class Verdict:
+class Violations:
     unplaced: list[str]
     upward: list[Edge]
     cycles: list[list[str]]
@@ -296,7 +296,7 @@ class Verdict:
         return not (self.unplaced or self.upward or self.cycles or self.private_names or self.private_modules)
 
 
-def judge(g: Graph) -> Verdict:
+def judge(g: Graph) -> Violations:
     unplaced = [m for m in g.modules if layer_of(m) is None]
     upward: list[Edge] = []
     private_names = []
@@ -313,7 +313,7 @@ def judge(g: Graph) -> Verdict:
         parent = e.dst.rpartition(".")[0]
         if _private(last) and not (e.src == parent or e.src.startswith(parent + ".")):
             private_modules.append(e)
-    return Verdict(unplaced, upward, sccs(g), private_names, private_modules)
+    return Violations(unplaced, upward, sccs(g), private_names, private_modules)
 
 
 def main(argv: list[str] | None = None) -> int:

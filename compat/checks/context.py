@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Union
 
 from packaging.version import Version
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.facts import Facts
 from compat.findings import Finding, Fix, Skip
 from compat.matrix import Matrix, TfRelease, TorchRelease, TorchVariant
@@ -24,13 +24,13 @@ UNKNOWN_GPU = "gpu.unknown"
 Result = Union[Finding, Skip]
 
 
-@record
+@valueclass
 class GpuInfo:
     label: str
     cc: CC | None
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class Runtime:
     """A CUDA runtime some component was built with and the driver must run."""
 
@@ -42,7 +42,7 @@ class Runtime:
     """"torch", "tensorflow" or "cuda" (the toolkit): what a fix changes."""
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class Torch:
     raw: str
     version: Version
@@ -61,7 +61,7 @@ class Torch:
         return f"torch {self.raw} ({self.tag})"
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class Tf:
     raw: str
     version: Version
@@ -72,7 +72,7 @@ class Tf:
     build: str | None
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class Ctx:
     facts: Facts
     m: Matrix

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.checks.context import Ctx
 from compat.facts import Gpu
 from compat.probes.model import (
@@ -102,7 +102,7 @@ def why_no_gpu(ctx: Ctx) -> str:
 _UUID_RE = re.compile(r"^(GPU|MIG)-[0-9a-fA-F-]+$|^MIG-GPU-")
 
 
-@record
+@valueclass
 class Visibility:
     """What CUDA_VISIBLE_DEVICES leaves visible."""
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 from packaging.version import InvalidVersion, Version
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.checks.registry import check
 from compat.findings import Finding, Fix, Skip
 from compat.installcmd import jax_command
@@ -48,7 +48,7 @@ JAX_IDS = (
 Result = Union[Finding, Skip]
 
 
-@record
+@valueclass
 class JaxFacts:
     """The facts the JAX checks read (each None when not known)."""
 

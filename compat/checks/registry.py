@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import field
 from typing import Any, Literal, Protocol, TypeVar, Union
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.findings import Finding, Skip
 from compat.selection import selected
 
@@ -32,7 +32,7 @@ ENTRY_POINTS: tuple[EntryPoint, ...] = ("check", "doctor", "dockerfile", "guard"
 Result = Union[Finding, Skip]
 
 
-class Context(Protocol):
+class CheckContext(Protocol):
     """What a check context offers the registry to decide requirements."""
 
     def has_fact(self, name: str) -> bool: ...
@@ -44,7 +44,7 @@ CheckFn = Callable[[Any], Iterable[Result]]
 F = TypeVar("F", bound=CheckFn)
 
 
-@record
+@valueclass
 class CheckSpec:
     """One registered check."""
 
@@ -126,7 +126,7 @@ def declared_ids() -> dict[str, str]:
     return dict(_DECLARED_IDS)
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class RunResult:
     findings: list[Finding] = field(default_factory=list)
     skipped: list[Skip] = field(default_factory=list)
@@ -159,7 +159,7 @@ def _ordered(specs_in: tuple[CheckSpec, ...]) -> tuple[CheckSpec, ...]:
     return tuple(out)
 
 
-def _unmet(spec: CheckSpec, ctx: Context, failed: dict[str, str]) -> str | None:
+def _unmet(spec: CheckSpec, ctx: CheckContext, failed: dict[str, str]) -> str | None:
     for req in spec.requires:
         kind, _, name = req.partition(":")
         if kind == "fact" and not ctx.has_fact(name):
@@ -172,7 +172,7 @@ def _unmet(spec: CheckSpec, ctx: Context, failed: dict[str, str]) -> str | None:
 
 
 def run_checks(
-    ctx: Context,
+    ctx: CheckContext,
     entry_point: str,
     *,
     specs: Iterable[CheckSpec] | None = None,

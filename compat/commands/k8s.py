@@ -21,13 +21,15 @@ from compat.errors import InputError
 
 if TYPE_CHECKING:
     from compat.matrix import Matrix
-    from compat.sources.images import Target
+    from compat.sources.images import DeploymentTarget
 
 
-def target_from_options(m: Matrix, driver: Optional[str], gpu: Optional[str], cc: Optional[str]) -> Target:
+def target_from_options(
+    m: Matrix, driver: Optional[str], gpu: Optional[str], cc: Optional[str]
+) -> DeploymentTarget:
     """--target-driver / --target-gpu / --target-cc, validated (InputError: one line, exit 2)."""
     from compat.facts import make_fact
-    from compat.sources.images import Target
+    from compat.sources.images import DeploymentTarget
     from compat.versions import parse_cc
 
     if gpu is not None and cc is not None:
@@ -40,7 +42,7 @@ def target_from_options(m: Matrix, driver: Optional[str], gpu: Optional[str], cc
         sugg = m.gpu_suggestions(gpu)
         hint = f"; did you mean: {', '.join(repr(s) for s in sugg)}" if sugg else ""
         raise InputError(f"unknown GPU {gpu!r}{hint} (or give its compute capability with --target-cc X.Y)")
-    return Target(driver=driver, gpu=gpu, cc=cc)
+    return DeploymentTarget(driver=driver, gpu=gpu, cc=cc)
 
 
 def register(app: typer.Typer) -> None:

@@ -11,7 +11,7 @@ from typing import Callable, Union
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from compat._record import record
+from compat._valueclass import valueclass
 
 FRAMEWORKS = {
     "torch": "torch",
@@ -121,7 +121,7 @@ WHEEL_FRAMEWORKS = frozenset({"torch", "tensorflow", "tensorflow-gpu", "tensorfl
 """Distributions whose wheel file (or URL) `pip install` is read as that framework's install."""
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class Install:
     """One framework requirement a command installs."""
 
@@ -158,37 +158,37 @@ class Install:
     """Every index and find-links URL the install reads beside PyPI (JAX's jax_cuda_releases.html)."""
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class Uninstall:
     frameworks: tuple[str, ...]
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class SetPython:
     version: str | None
     """None: apt's python3 of the stage's OS; "": an interpreter whose version is unknown (Miniconda-latest)."""
     how: str
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class SetCudnn:
     major: int
     version: str | None
     how: str
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class SetCuda:
     version: str
     how: str
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class ExtensionBuild:
     what: str
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class Note:
     """Something odd about an install (a requirements file that cannot be read)."""
 
@@ -201,8 +201,8 @@ class Note:
 Action = Union[Install, Uninstall, SetPython, SetCudnn, SetCuda, ExtensionBuild, Note]
 
 
-@record(frozen=False)
-class Context:
+@valueclass(frozen=False)
+class InstallContext:
     """What an install command needs from its stage."""
 
     workdir: str

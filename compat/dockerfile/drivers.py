@@ -8,7 +8,7 @@ from typing import Any
 
 from packaging.version import Version
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.checks.rules import driver_requirement
 from compat.findings import Finding, Fix
 from compat.matrix import Matrix
@@ -39,7 +39,7 @@ _MONTHS = [
 ]
 
 
-@record
+@valueclass
 class Branch:
     """One NVIDIA driver branch as NVIDIA's support table lists it."""
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.matrixfiles import (
     Shape,
     anything,
@@ -50,7 +50,7 @@ _DL_BASE_RE = re.compile(
 _PYTHON_TAG_RE = re.compile(r"^(?P<py>3\.\d{1,2})(?:\.\d+)?(?:[a-z]+\d*)?(?:-.*)?$")
 
 
-@record
+@valueclass
 class ImageRef:
     """A parsed image reference: `[registry/]repository[:tag][@digest]`."""
 
@@ -81,7 +81,7 @@ def parse_ref(text: str) -> ImageRef:
     return ImageRef(raw, repo, tag or None, digest or None)
 
 
-@record
+@valueclass
 class BaseStack:
     """What a base image brings, as far as its reference and images.yaml tell."""
 

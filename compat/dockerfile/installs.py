@@ -17,9 +17,9 @@ from compat.dockerfile.actions import (
     EXTENSION_PACKAGES,
     FRAMEWORKS,
     Action,
-    Context,
     ExtensionBuild,
     Install,
+    InstallContext,
     SetCuda,
     SetCudnn,
     SetPython,
@@ -29,7 +29,7 @@ from compat.dockerfile.actions import (
     uninstall_of,
 )
 from compat.dockerfile.pip import interpret_pip
-from compat.dockerfile.shellwords import Command
+from compat.dockerfile.shellwords import ShellCommand
 
 _PY_EXE_RE = re.compile(r"^(?:.*/)?python(\d(?:\.\d{1,2})?)?$")
 _PIP_EXE_RE = re.compile(r"^(?:.*/)?pip(\d(?:\.\d{1,2})?)?$")
@@ -81,7 +81,7 @@ def _builds_cuda(cwd: str, args: list[str], env: Mapping[str, str]) -> bool:
     return any("cuda" in a.lower() for a in args[1:])
 
 
-def interpret(cmd: Command, ctx: Context) -> list[Action]:
+def interpret(cmd: ShellCommand, ctx: InstallContext) -> list[Action]:
     """Actions of one simple command; unknown commands give none."""
     argv = list(cmd.argv)
     # Wrappers: sudo, env, conda run, time, nohup, xargs -n1
@@ -266,7 +266,7 @@ def _apt(args: list[str]) -> list[Action]:
 
 
 def expand_globs(context: Path, pattern: str) -> list[str]:
-    """Context-relative paths matching a COPY source (which may be a glob)."""
+    """InstallContext-relative paths matching a COPY source (which may be a glob)."""
     if any(ch in pattern for ch in "*?["):
         return sorted(os.path.relpath(p, context) for p in glob.glob(str(context / pattern)))
     return [pattern]

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import field, replace
 from pathlib import Path
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.dockerfile.actions import Install
 from compat.dockerfile.images import BaseStack
 from compat.findings import Finding
@@ -108,7 +108,7 @@ ENV_DIRS = (
 )
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class Where:
     """A fact's value and the Dockerfile line it comes from."""
 
@@ -117,7 +117,7 @@ class Where:
     how: str = ""
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class TorchState:
     install: Install | None
     raw: str | None
@@ -128,7 +128,7 @@ class TorchState:
     from_base: bool = False
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class TfState:
     install: Install | None
     raw: str | None
@@ -138,7 +138,7 @@ class TfState:
     from_base: bool = False
 
 
-@record
+@valueclass
 class JaxState:
     """What the stage's pip installs of jax, jaxlib and the JAX CUDA plugins were (the latest of each).
 
@@ -154,7 +154,7 @@ class JaxState:
     """jax-cudaNN-plugin / jax-cudaNN-pjrt installs with their lines."""
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class JaxView:
     """The JAX a stage ends up with, derived from its JaxState and the matrix (compat.dockerfile.jaxinstall)."""
 
@@ -182,7 +182,7 @@ class JaxView:
     """A CUDA extra was asked for but does not exist in the release (reported as dockerfile.jax-extra)."""
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class Event:
     """Something a RUN or ENV line does that a rule in rules.py judges later (companion installs, get-pip.py,
     forward-compatibility libraries, packages that need cuDNN)."""
@@ -209,7 +209,7 @@ class Event:
         return f" (in {self.branch})" if self.branch else ""
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class Stage:
     index: int
     name: str | None
@@ -258,7 +258,7 @@ class Stage:
         return s
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class Options:
     target_driver: str | None = None
     target_gpu: str | None = None

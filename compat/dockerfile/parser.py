@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import field
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.errors import InputError
 
 INSTRUCTIONS = frozenset(
@@ -47,7 +47,7 @@ _HEREDOC_RE = re.compile(r"""(?<![<\w])<<(-?)\s*(["']?)([A-Za-z_][A-Za-z0-9_.-]*
 UNSET = "\x00"
 
 
-@record
+@valueclass
 class Heredoc:
     """A here-document attached to a RUN/COPY/ADD instruction."""
 
@@ -60,7 +60,7 @@ class Heredoc:
     """False when the delimiter was quoted (`<<"EOF"`): no variable expansion in the body."""
 
 
-@record
+@valueclass
 class Instruction:
     """One Dockerfile instruction with its continuation lines joined."""
 
@@ -86,7 +86,7 @@ class Instruction:
         return line
 
 
-@record
+@valueclass
 class Dockerfile:
     """A parsed Dockerfile: parser directives and instructions in order."""
 

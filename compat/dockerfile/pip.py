@@ -10,7 +10,7 @@ from pathlib import PurePosixPath
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import parse_wheel_filename
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.dockerfile.actions import (
     EXTENSION_PACKAGES,
     FRAMEWORKS,
@@ -18,9 +18,9 @@ from compat.dockerfile.actions import (
     PIP_VALUE_OPTS,
     WHEEL_FRAMEWORKS,
     Action,
-    Context,
     ExtensionBuild,
     Install,
+    InstallContext,
     Note,
     abs_path,
     norm_name,
@@ -29,10 +29,10 @@ from compat.dockerfile.actions import (
 )
 from compat.dockerfile.localproject import parse_local, project_requirements
 from compat.dockerfile.parser import UNSET
-from compat.dockerfile.shellwords import Command
+from compat.dockerfile.shellwords import ShellCommand
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class _PipOpts:
     index: str | None = None
     extra: list[str] = field(default_factory=list)
@@ -103,7 +103,7 @@ def _index_tag(url: str) -> str | None:
 
 
 def interpret_pip(
-    args: list[str], cmd: Command, ctx: Context, cwd: str, py: str | None, tool: str
+    args: list[str], cmd: ShellCommand, ctx: InstallContext, cwd: str, py: str | None, tool: str
 ) -> list[Action]:
     """Actions of a pip / uv pip command line (`args` after `pip`), read with the stage's environment."""
     args = _skip_general_options(args)
@@ -199,7 +199,7 @@ def _framework_wheel(target: str) -> tuple[str, str, str] | None:
 
 
 def _requirement(
-    text: str, origin: str, opts: _PipOpts, tool: str, py: str | None, cmd: Command
+    text: str, origin: str, opts: _PipOpts, tool: str, py: str | None, cmd: ShellCommand
 ) -> list[Action]:
     t = text.strip()
     if not t:
@@ -291,7 +291,7 @@ def _requirement(
 
 
 def _read_requirements(
-    path: str, cwd: str, ctx: Context, reqs: list[tuple[str, str]], opts: _PipOpts, depth: int
+    path: str, cwd: str, ctx: InstallContext, reqs: list[tuple[str, str]], opts: _PipOpts, depth: int
 ) -> list[Action]:
     if not path.strip() or path.strip() in ("<", "-"):
         return []

@@ -20,7 +20,7 @@ from compat.dockerfile.actions import PIP_VALUE_OPTS
 from compat.dockerfile.flashattn import FLASH_ATTN_PLATFORM, FLASH_ATTN_WHEEL, flash_attn_wheel
 from compat.dockerfile.model import COMPANION, COMPAT_LIBS, GET_PIP, NO_CUDNN, Event, Options, Stage
 from compat.dockerfile.parser import UNSET
-from compat.dockerfile.shellwords import Command
+from compat.dockerfile.shellwords import ShellCommand
 from compat.findings import Finding, Fix, Skip
 from compat.installcmd import pin_command
 from compat.matrix import Matrix
@@ -174,7 +174,7 @@ def _unwrap(argv: list[str]) -> list[str]:
     return argv
 
 
-def note(st: Stage, cmd: Command, line: int) -> None:
+def note(st: Stage, cmd: ShellCommand, line: int) -> None:
     """Note what `cmd` does that the rules below judge (called after its installs are applied)."""
     argv = _unwrap(list(cmd.argv))
     if not argv:

@@ -4,7 +4,7 @@ A RUN line is not run, only read: this module walks it the way `/bin/sh -c` woul
 ARG/ENV values, and returns the simple commands that would execute. Conditions it can decide
 (`[ -n "$X" ]`, `[ "$A" = b ]`, `case $TARGETPLATFORM in …`) pick their branch; for an `if` whose condition
 it cannot decide (a command's exit status, an unset ARG) every branch is followed and each command carries
-the branch it is in (Command.branch), so a finding can say which branch it comes from.
+the branch it is in (ShellCommand.branch), so a finding can say which branch it comes from.
 The lexer is written here rather than taken from `shlex`: quotes must survive until variables are
 expanded (single quotes stop expansion), and `shlex` removes them while splitting.
 """
@@ -20,7 +20,7 @@ from compat.dockerfile.shellwords import (
     ASSIGN_RE,
     MAX_DEPTH,
     REDIR_RE,
-    Command,
+    ShellCommand,
     Token,
     expand_one,
     expand_word,
@@ -37,7 +37,7 @@ class _Walker:
         self.env: dict[str, str] = dict(env)
         self.local: dict[str, str] = {}
         self.cwd: str | None = None
-        self.out: list[Command] = []
+        self.out: list[ShellCommand] = []
         self.steps = 0
         self.depth = 0
         self.branch: str | None = None
@@ -333,7 +333,7 @@ class _Walker:
             self.i = len(self.t)
             return True
         self.out.append(
-            Command(
+            ShellCommand(
                 tuple(argv),
                 first if first is not None else raw[0].offset,
                 {**self.local, **assigns},
@@ -388,7 +388,7 @@ def _test(args: list[str]) -> bool | None:
     return None
 
 
-def run(text: str, env: Mapping[str, str]) -> list[Command]:
+def run(text: str, env: Mapping[str, str]) -> list[ShellCommand]:
     """The simple commands `sh -c text` would run with `env`, in order."""
     w = _Walker(lex(text), env)
     while w.i < len(w.t):

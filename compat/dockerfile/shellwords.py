@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import field
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.dockerfile.expand import expand
 from compat.dockerfile.parser import UNSET, words
 
@@ -20,15 +20,15 @@ KEYWORDS_START = frozenset(
 )
 
 
-@record
+@valueclass
 class Token:
     kind: str  # "word" | "op"
     text: str
     offset: int
 
 
-@record
-class Command:
+@valueclass
+class ShellCommand:
     """One simple command that would run: its words after expansion, and where it was written."""
 
     argv: tuple[str, ...]
@@ -138,7 +138,7 @@ ASSIGN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 def expand_word(raw: str, env: Mapping[str, str]) -> list[str]:
     """A raw shell word → the words it becomes: variables expanded, quotes removed, unquoted splitting.
 
-    Command substitution (`$(…)`, backticks) cannot be known statically: it becomes an UNSET marker.
+    ShellCommand substitution (`$(…)`, backticks) cannot be known statically: it becomes an UNSET marker.
     """
     text = _CMDSUB_RE.sub(UNSET + "$()" + UNSET, raw)
 

@@ -12,9 +12,9 @@ from packaging.version import InvalidVersion, Version
 
 from compat.dockerfile.actions import (
     Action,
-    Context,
     ExtensionBuild,
     Install,
+    InstallContext,
     Note,
     SetCuda,
     SetCudnn,
@@ -419,7 +419,7 @@ def _run(st: Stage, ins_: Instruction, df: Dockerfile, m: Matrix, opts: Options)
                 pieces.append((" ".join(shlex.quote(a) for a in argv), ins_.line, None))
         else:
             pieces.append((text, ins_.line, ins_))
-    ctx = Context(st.workdir, lambda p: _resolve_path(st, opts, p), scope)
+    ctx = InstallContext(st.workdir, lambda p: _resolve_path(st, opts, p), scope)
     for body, base_line, inst in pieces:
         for cmd in run_shell(body, scope):
             if inst is not None:

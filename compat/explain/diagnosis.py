@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import field
 from typing import Any
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.findings import Fix
 
 VERDICTS = ("diagnosed", "inconclusive", "nothing-found")
@@ -14,7 +14,7 @@ VERDICTS = ("diagnosed", "inconclusive", "nothing-found")
 signature."""
 
 
-@record
+@valueclass
 class Evidence:
     """One evidence line with its 1-based line number in the log and up to --context lines around it."""
 
@@ -27,7 +27,7 @@ class Evidence:
         return {"line": self.line, "text": self.text, "before": list(self.before), "after": list(self.after)}
 
 
-@record
+@valueclass
 class Diagnosis:
     """One root cause found in a log, with the lines that show it and the way out."""
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import IO, Any, Optional
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.errors import EXIT_OK
 from compat.explain.diagnosis import Diagnosis, explain_document, verdict_of
 from compat.output.documents import Document, Item, fix_pairs
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class ExplainDocument(Document):
     """`compat explain`: the diagnoses of a log, most likely first. Exit 0 whatever was found."""
 

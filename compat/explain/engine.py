@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.explain.catalogue import default_catalogue
 from compat.explain.diagnosis import Diagnosis, Evidence
 from compat.explain.prefilter import prefilter_for, scan_tables
@@ -56,7 +56,7 @@ def strip_ansi(text: str) -> str:
 # ------------------------------------------------------------------ state
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class _Ev:
     line: int
     text: str
@@ -71,7 +71,7 @@ def _clip(line: str) -> str:
     return line if len(line) <= MAX_EVIDENCE_LEN else line[: MAX_EVIDENCE_LEN - 1] + "…"
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class _Hit:
     category: str
     first: int
@@ -103,7 +103,7 @@ class _Hit:
         return tuple(e.text for e in self.evs)
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class _DeathSeen:
     death: Death
     first: int
@@ -310,7 +310,7 @@ class Scanner:
                     self.context.setdefault(k, v)
                 continue
             matched = True
-            ev = self._record(sig, facts, line, lineno)
+            ev = self._evidence_for(sig, facts, line, lineno)
             if ev is not None:
                 new.append(ev)
         if self.cat.codes_by_value and ("error" in low):
@@ -319,7 +319,7 @@ class Scanner:
                 csig = self.cat.codes_by_value.get(int(cm.group("a") or cm.group("b") or cm.group("c")))
                 if csig is not None and csig.category is not None:
                     matched = True
-                    ev = self._record(csig, dict(csig.set_facts), line, lineno)
+                    ev = self._evidence_for(csig, dict(csig.set_facts), line, lineno)
                     if ev is not None:
                         new.append(ev)
         if not matched:
@@ -334,7 +334,7 @@ class Scanner:
                 seen.count += 1
         return new
 
-    def _record(self, sig: Signature, facts: Mapping[str, str], line: str, lineno: int) -> _Ev | None:
+    def _evidence_for(self, sig: Signature, facts: Mapping[str, str], line: str, lineno: int) -> _Ev | None:
         assert sig.category is not None
         hit = self.hits.get(sig.category)
         if hit is None:

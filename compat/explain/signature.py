@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import field
 from typing import Any, Callable
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.findings import Fix
 
 # Facts a signature may extract (named regex groups) or set; documented in the JSON "facts" of a diagnosis.
@@ -100,7 +100,7 @@ CONVERTERS: dict[str, Callable[[str], str]] = {
 MAX_FACT_LEN = 200
 
 
-@record
+@valueclass
 class Category:
     """One root-cause category: what it means, how to fix it, and how it ranks against others."""
 
@@ -143,7 +143,7 @@ FRAMEWORK_WORDS: dict[str, re.Pattern[str]] = {
 TensorFlow mention both, and a JAX log never says tensorflow)."""
 
 
-@record
+@valueclass
 class Death:
     """A line that shows a process died without naming why; its suspects are ranked, most likely first."""
 
@@ -155,7 +155,7 @@ class Death:
     source: str = ""
 
 
-@record
+@valueclass
 class Signature:
     """One known error message: its pre-filter keywords, compiled regex and what it reveals."""
 
@@ -192,7 +192,7 @@ class Signature:
         return out
 
 
-@record
+@valueclass
 class Catalogue:
     """The loaded catalogue: categories, signatures (and context extractors) and the keyword pre-filter."""
 

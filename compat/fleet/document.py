@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import IO, Any
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.errors import EXIT_INCOMPATIBLE, EXIT_OK
 from compat.fleet.report import at_or_above, render_text
 from compat.output.documents import Document, Item
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class FleetDocument(Document):
     """`compat fleet` and `compat fleet merge`: every node's verdict, drift, sick GPUs, failed smokes."""
 

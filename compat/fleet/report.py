@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import field
 from typing import IO, Any, Optional
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.schema_version import SCHEMA_VERSION
 
 FINGERPRINT_FACTS = (
@@ -39,7 +39,7 @@ STATUSES = ("reported", "unreachable", "failed")
 failed: the node answered but the doctor gave no report (not installed, crashed, exit 2 with one line)."""
 
 
-@record
+@valueclass
 class NodeInput:
     """What one node gave: a doctor document, or the reason there is none."""
 

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from packaging.version import Version
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.matrix.rows import (
     CCRow,
     CudaRelease,
@@ -100,7 +100,7 @@ class LazyDocs(dict):  # type: ignore[type-arg]
         return isinstance(key, str) and self._load(key)
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class Matrix:
     directory: Path
     updated: dict[str, _dt.date]

@@ -8,7 +8,7 @@ from dataclasses import field
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.versions import CC, Arch
 
 CORE_FILES = ("cuda.yaml", "gpus.yaml", "cudnn.yaml", "pytorch.yaml", "tensorflow.yaml", "known_issues.yaml")
@@ -19,7 +19,7 @@ ENV_MATRIX_DIR = "COMPAT_MATRIX_DIR"
 # ------------------------------------------------------------------ rows
 
 
-@record
+@valueclass
 class CudaRelease:
     version: Version
     raw: str
@@ -31,7 +31,7 @@ class CudaRelease:
     """Fields NVIDIA lists as "N/A" (e.g. ``min_driver.windows``) -> the note saying so; see SCHEMA.md."""
 
 
-@record
+@valueclass
 class MinorCompat:
     major: int
     floor: Mapping[str, str | None]
@@ -40,7 +40,7 @@ class MinorCompat:
     """OS -> note, where NVIDIA lists no floor for that OS ("N/A")."""
 
 
-@record
+@valueclass
 class CCRow:
     cc: CC
     added: Version | None
@@ -53,7 +53,7 @@ class CCRow:
     na: Mapping[str, str] = field(default_factory=dict)
 
 
-@record
+@valueclass
 class GpuRow:
     name: str
     aliases: tuple[str, ...]
@@ -63,7 +63,7 @@ class GpuRow:
     source: str
 
 
-@record
+@valueclass
 class CudnnPackage:
     cuda_major: int
     cuda_min: Version | None
@@ -75,7 +75,7 @@ class CudnnPackage:
     """Fields the support matrix lists as "N/A" -> the note saying so."""
 
 
-@record
+@valueclass
 class CudnnRelease:
     version: Version
     raw: str
@@ -83,7 +83,7 @@ class CudnnRelease:
     source: str
 
 
-@record
+@valueclass
 class TorchVariant:
     tag: str
     cuda: str | None
@@ -98,7 +98,7 @@ class TorchVariant:
         return self.tag.startswith("cu")
 
 
-@record
+@valueclass
 class TorchRelease:
     version: Version
     raw: str
@@ -116,7 +116,7 @@ class TorchRelease:
         return None
 
 
-@record
+@valueclass
 class TorchAbi:
     """One row of pytorch.yaml's `cxx11_abi` table: the C++ ABI (_GLIBCXX_USE_CXX11_ABI) of the Linux x86_64
     wheels (PyPI and PyTorch's own index) of the torch releases in `torch`, for the variant tags in
@@ -128,7 +128,7 @@ class TorchAbi:
     source: str
 
 
-@record
+@valueclass
 class TfRelease:
     version: Version
     raw: str
@@ -146,7 +146,7 @@ class TfRelease:
     na: Mapping[str, str] = field(default_factory=dict)
 
 
-@record
+@valueclass
 class KnownIssue:
     id: str
     title: str

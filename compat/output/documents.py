@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, Optional
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.errors import EXIT_INCOMPATIBLE, EXIT_OK
 from compat.findings import SEVERITY_RANK, at_or_above
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from compat.findings import Finding, Report
 
 
-@record
+@valueclass
 class Item:
     """One finding as the non-JSON formats show it."""
 
@@ -102,7 +102,7 @@ class Document:
         )
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class ReportDocument(Document):
     """`compat check`, `doctor`, `dockerfile`, `compose`, `k8s`: a `Report` (findings, skips, facts)."""
 

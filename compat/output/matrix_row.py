@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import IO, Any
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.errors import EXIT_OK
 from compat.output.documents import Document
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class MatrixRowDocument(Document):
     """`compat matrix cuda|gpu|cudnn|torch|tensorflow|jax KEY`: one row of the matrix."""
 

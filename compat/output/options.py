@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Protocol, TypeVar
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.errors import InputError
 from compat.output import FORMATS
 from compat.selection import selected
@@ -31,7 +31,7 @@ FAIL_ON = ("error", "warning")
 CONFIG_KEYS = ("select", "ignore", "fail-on", "format")
 
 
-@record
+@valueclass
 class OutputOptions:
     format: str = "text"
     fail_on: str = "error"

@@ -112,7 +112,7 @@ class _SmokeFirst:
             doc = self._doc(self.probe_out)
             if doc is not None and doc.get("stage") == "done":
                 seconds = time.monotonic() - self.t0
-                return fwmod.answer_record(self.framework or "", doc, seconds, self.ft)
+                return fwmod.child_answer(self.framework or "", doc, seconds, self.ft)
             if not self._thread.is_alive():
                 return None  # ended without an answer (crashed or failed importing): the probe imports it
             waited = time.monotonic() - self.t0

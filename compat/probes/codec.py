@@ -1,4 +1,4 @@
-"""The one JSON codec of probe results: the Record base, to_json/from_json, and ProbeFailed.
+"""The one JSON codec of probe results: the ProbeResult base, to_json/from_json, and ProbeFailed.
 
 A decoded record remembers which of its keys were present, and a key it does not model, or a value of the wrong type
 (a hand-edited or foreign snapshot), is kept verbatim in `extra` (and written back) while the typed field keeps its
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import field
 from typing import Any, Literal, TypeVar, Union, cast, get_args, get_origin
 
-from compat._record import record
+from compat._valueclass import valueclass
 
 FailKind = Literal["timeout", "error", "crashed", "unavailable"]
 """How a probe failed: it hung past its deadline, raised or returned an error, its child process died on a signal,
@@ -23,11 +23,11 @@ or what it needs is not installed (the NVML binding)."""
 
 FAIL_KINDS: tuple[FailKind, ...] = ("timeout", "error", "crashed", "unavailable")
 
-R = TypeVar("R", bound="Record")
+R = TypeVar("R", bound="ProbeResult")
 
 
-@record
-class Record:
+@valueclass
+class ProbeResult:
     """Base of every probe record: the keys a decoded record had, and what the model does not type."""
 
     extra: Mapping[str, Any] = field(default_factory=dict, kw_only=True)
@@ -89,7 +89,7 @@ def _fields(cls: type) -> tuple[dataclasses.Field[Any], ...]:
 
 
 def _malformed(value: Any, prefix: str) -> list[str]:
-    if isinstance(value, Record):
+    if isinstance(value, ProbeResult):
         return value.malformed_paths(prefix)
     if isinstance(value, tuple):
         return [p for i, v in enumerate(value) for p in _malformed(v, f"{prefix}{i}.")]
@@ -138,7 +138,7 @@ def _decode(tp: Any, value: Any) -> Any:
         if not isinstance(value, dict):
             raise _Bad
         return ProbeFailed.decode(value)
-    if isinstance(tp, type) and issubclass(tp, Record):
+    if isinstance(tp, type) and issubclass(tp, ProbeResult):
         if not isinstance(value, dict):
             raise _Bad
         return from_json(tp, value)
@@ -187,7 +187,7 @@ def from_json(cls: type[R], doc: Any) -> R:
 
 
 def _encode(value: Any) -> Any:
-    if isinstance(value, (Record, ProbeFailed)):
+    if isinstance(value, (ProbeResult, ProbeFailed)):
         return value.to_json()
     if isinstance(value, tuple):
         return [_encode(v) for v in value]
@@ -196,7 +196,7 @@ def _encode(value: Any) -> Any:
     return value
 
 
-def to_json(obj: Record | ProbeFailed) -> Any:
+def to_json(obj: ProbeResult | ProbeFailed) -> Any:
     """The JSON form of a probe record (exactly the keys it was decoded from, or every field)."""
     if isinstance(obj, ProbeFailed):
         return obj.to_json()
@@ -213,7 +213,7 @@ def to_json(obj: Record | ProbeFailed) -> Any:
 # ------------------------------------------------------------------ failures
 
 
-@record
+@valueclass
 class ProbeFailed:
     """A probe that could not answer: how (`kind`) and why (`reason`), instead of status strings and error dicts."""
 
@@ -258,4 +258,4 @@ def is_failure(doc: Any) -> bool:
     return isinstance(doc, Mapping) and isinstance(doc.get("status"), str) and doc.get("status") != "ok"
 
 
-__all__ = ["FAIL_KINDS", "FailKind", "ProbeFailed", "Record", "from_json", "is_failure", "to_json"]
+__all__ = ["FAIL_KINDS", "FailKind", "ProbeFailed", "ProbeResult", "from_json", "is_failure", "to_json"]

@@ -254,7 +254,7 @@ def store_cached(environ: Mapping[str, str], key: str, child: Mapping[str, Any],
     )
 
 
-def answer_record(mode: str, doc: Mapping[str, Any], seconds: float, timeout: float) -> dict[str, Any] | None:
+def child_answer(mode: str, doc: Mapping[str, Any], seconds: float, timeout: float) -> dict[str, Any] | None:
     """The child record run_child would return, for a complete, error-free answer written by another child of
     this interpreter (the doctor's smoke job: `--probe-out`); None for anything else."""
     if doc.get("stage") != "done" or doc.get("error") or doc.get("mode") != mode:
@@ -281,7 +281,7 @@ def store_answer(
     probe does not import the framework a second time. Only a complete, error-free answer is kept."""
     import time
 
-    child = answer_record(mode, doc, seconds, timeout)
+    child = child_answer(mode, doc, seconds, timeout)
     if child is None:
         return False
     meta = installed_here()

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Callable
 
 from compat._proc import MAX_OUTPUT, os_error_text
-from compat._record import record
+from compat._valueclass import valueclass
 
 # ------------------------------------------------------------------ files
 
@@ -110,7 +110,7 @@ class HostFS:
         return os.open(self._p(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
 
 
-@record
+@valueclass
 class Read:
     """A file read that never raises: the text, or why there is none."""
 

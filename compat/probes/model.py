@@ -15,14 +15,14 @@ from collections.abc import Mapping
 from dataclasses import field
 from typing import Any
 
-from compat._record import record
-from compat.probes.codec import FAIL_KINDS, JSON_KEY, FailKind, ProbeFailed, Record, from_json, to_json
+from compat._valueclass import valueclass
+from compat.probes.codec import FAIL_KINDS, JSON_KEY, FailKind, ProbeFailed, ProbeResult, from_json, to_json
 
 # ------------------------------------------------------------------ NVML and nvidia-smi
 
 
-@record
-class NvmlGarbage(Record):
+@valueclass
+class NvmlGarbage(ProbeResult):
     """One value NVML answered that no working driver returns (compat.probes.sanity)."""
 
     gpu: int | None = None
@@ -31,8 +31,8 @@ class NvmlGarbage(Record):
     why: str | None = None
 
 
-@record
-class NvmlState(Record):
+@valueclass
+class NvmlState(ProbeResult):
     """What NVML said about the system when it answered (when it did not: ProbeFailed, NVML's kind in `cause`)."""
 
     status: str | None = None
@@ -43,8 +43,8 @@ class NvmlState(Record):
     garbage: tuple[NvmlGarbage, ...] = ()
 
 
-@record
-class NvidiaSmi(Record):
+@valueclass
+class NvidiaSmi(ProbeResult):
     """nvidia-smi, asked only when NVML failed: `ok`, else `kind` ("skipped", "missing", "hang", "garbage", ...)."""
 
     ok: bool | None = None
@@ -59,16 +59,16 @@ class NvidiaSmi(Record):
 # ------------------------------------------------------------------ driver
 
 
-@record
-class PciGpu(Record):
+@valueclass
+class PciGpu(ProbeResult):
     address: str | None = None
     device: str | None = None
     driver: str | None = None
     pci_class: str | None = field(default=None, metadata={JSON_KEY: "class"})
 
 
-@record
-class DriverState(Record):
+@valueclass
+class DriverState(ProbeResult):
     """The kernel module, device nodes, user-space libraries and the PCI bus."""
 
     status: str | None = None
@@ -92,8 +92,8 @@ class DriverState(Record):
 # ------------------------------------------------------------------ toolkits and cuDNN
 
 
-@record
-class Chosen(Record):
+@valueclass
+class Chosen(ProbeResult):
     """The toolkit or cuDNN a fact was taken from."""
 
     version: str | None = None
@@ -101,8 +101,8 @@ class Chosen(Record):
     path: str | None = None
 
 
-@record
-class Nvcc(Record):
+@valueclass
+class Nvcc(ProbeResult):
     status: str | None = None
     path: str | None = None
     release: str | None = None
@@ -110,20 +110,20 @@ class Nvcc(Record):
     output: str | None = None
 
 
-@record
-class Toolkit(Record):
+@valueclass
+class Toolkit(ProbeResult):
     path: str | None = None
     version: str | None = None
 
 
-@record
-class LdLib(Record):
+@valueclass
+class LdLib(ProbeResult):
     dir: str | None = None
     file: str | None = None
 
 
-@record
-class Toolkits(Record):
+@valueclass
+class Toolkits(ProbeResult):
     """CUDA toolkits: nvcc on PATH, CUDA_HOME/CUDA_PATH, /usr/local/cuda*, and CUDA libraries on LD_LIBRARY_PATH."""
 
     status: str | None = None
@@ -136,14 +136,14 @@ class Toolkits(Record):
     ld_library_path_libs: tuple[LdLib, ...] = ()
 
 
-@record
-class Header(Record):
+@valueclass
+class Header(ProbeResult):
     path: str | None = None
     version: str | None = None
 
 
-@record
-class Cudnn(Record):
+@valueclass
+class Cudnn(ProbeResult):
     status: str | None = None
     headers: tuple[Header, ...] = ()
     distinct: tuple[str, ...] = ()
@@ -154,14 +154,14 @@ class Cudnn(Record):
 # ------------------------------------------------------------------ frameworks
 
 
-@record
-class BuildInfo(Record):
+@valueclass
+class BuildInfo(ProbeResult):
     is_cuda_build: bool | None = None
     cuda_version: str | None = None
 
 
-@record
-class ChildResult(Record):
+@valueclass
+class ChildResult(ProbeResult):
     """What a framework child printed (torch, tensorflow or jax; each fills its own fields)."""
 
     version: str | None = None
@@ -175,8 +175,8 @@ class ChildResult(Record):
     traceback: str | None = None
 
 
-@record
-class FrameworkChild(Record):
+@valueclass
+class FrameworkChild(ProbeResult):
     """One framework imported in a child interpreter: `status` "ok", "skipped", "crashed", "timeout", ..."""
 
     status: str | None = None
@@ -185,8 +185,8 @@ class FrameworkChild(Record):
     signal: str | None = None
 
 
-@record
-class PinConflict(Record):
+@valueclass
+class PinConflict(ProbeResult):
     framework: str = ""
     framework_version: str | None = None
     dist: str = ""
@@ -196,13 +196,13 @@ class PinConflict(Record):
     """The extra that pins it ("and-cuda"), when the pin comes from one."""
 
 
-@record
-class FrameworksMeta(Record):
+@valueclass
+class FrameworksMeta(ProbeResult):
     output: str | None = None
 
 
-@record
-class Frameworks(Record):
+@valueclass
+class Frameworks(ProbeResult):
     """The installed distributions, their pins, and each framework imported in a child."""
 
     status: str | None = None
@@ -221,8 +221,8 @@ class Frameworks(Record):
 # ------------------------------------------------------------------ resources, health, environment, toolchain
 
 
-@record
-class Cgroup(Record):
+@valueclass
+class Cgroup(ProbeResult):
     version: int | None = None
     memory_limit: int | None = None
     oom_kills: int | None = None
@@ -230,16 +230,16 @@ class Cgroup(Record):
     error: str | None = None
 
 
-@record
-class Shm(Record):
+@valueclass
+class Shm(ProbeResult):
     path: str | None = None
     total: int | None = None
     free: int | None = None
     error: str | None = None
 
 
-@record
-class Memory(Record):
+@valueclass
+class Memory(ProbeResult):
     total: int | None = None
     available: int | None = None
     swap_total: int | None = None
@@ -247,28 +247,28 @@ class Memory(Record):
     error: str | None = None
 
 
-@record
-class Nofile(Record):
+@valueclass
+class Nofile(ProbeResult):
     soft: int | None = None
     hard: int | None = None
 
 
-@record
-class Cpus(Record):
+@valueclass
+class Cpus(ProbeResult):
     count: int | None = None
     affinity: int | None = None
 
 
-@record
-class Disk(Record):
+@valueclass
+class Disk(ProbeResult):
     path: str | None = None
     total: int | None = None
     free: int | None = None
     error: str | None = None
 
 
-@record
-class Resources(Record):
+@valueclass
+class Resources(ProbeResult):
     """Host memory, the cgroup's limits, /dev/shm, open files, CPUs and free disk."""
 
     status: str | None = None
@@ -280,16 +280,16 @@ class Resources(Record):
     disk: tuple[Disk, ...] = ()
 
 
-@record
-class XidEvent(Record):
+@valueclass
+class XidEvent(ProbeResult):
     code: int | None = None
     pci: str | None = None
     process: str | None = None
     message: str | None = None
 
 
-@record
-class OomKill(Record):
+@valueclass
+class OomKill(ProbeResult):
     process: str | None = None
     pid: int | None = None
     anon_rss: int | None = None
@@ -297,8 +297,8 @@ class OomKill(Record):
     """Whether (or at which cgroup) the kill hit a cgroup memory limit."""
 
 
-@record
-class KernelNote(Record):
+@valueclass
+class KernelNote(ProbeResult):
     """A kernel-log line of interest besides Xid and OOM ("probe-not-called", "rm-init-failed", "api-mismatch")."""
 
     kind: str | None = None
@@ -307,8 +307,8 @@ class KernelNote(Record):
     kernel: str | None = None
 
 
-@record
-class Health(Record):
+@valueclass
+class Health(ProbeResult):
     """The kernel log: Xid events, OOM kills, and driver notes."""
 
     status: str | None = None
@@ -323,15 +323,15 @@ class Health(Record):
         return [n for n in self.notes if n.kind == kind]
 
 
-@record
-class Container(Record):
+@valueclass
+class Container(ProbeResult):
     in_container: bool | None = None
     signs: tuple[str, ...] = ()
     nvidia_visible_devices: str | None = None
 
 
-@record
-class Environment(Record):
+@valueclass
+class Environment(ProbeResult):
     """The environment variables that matter, the container and WSL."""
 
     status: str | None = None
@@ -341,8 +341,8 @@ class Environment(Record):
     wsl_lib: bool | None = None
 
 
-@record
-class Toolchain(Record):
+@valueclass
+class Toolchain(ProbeResult):
     """The host C++ compiler."""
 
     status: str | None = None
@@ -353,8 +353,8 @@ class Toolchain(Record):
     error: str | None = None
 
 
-@record
-class Meta(Record):
+@valueclass
+class Meta(ProbeResult):
     """How the probes ran: timeouts, seconds per probe, which probes there are."""
 
     timeout: float | None = None
@@ -368,36 +368,36 @@ class Meta(Record):
 # ------------------------------------------------------------------ GPU details (Facts.gpus[].details)
 
 
-@record
-class GpuProcess(Record):
+@valueclass
+class GpuProcess(ProbeResult):
     pid: int | None = None
     used_memory: int | None = None
 
 
-@record
-class MigMode(Record):
+@valueclass
+class MigMode(ProbeResult):
     current: bool | None = None
     pending: bool | None = None
 
 
-@record
-class RemappedRows(Record):
+@valueclass
+class RemappedRows(ProbeResult):
     correctable: int | None = None
     uncorrectable: int | None = None
     pending: bool | None = None
     failure: bool | None = None
 
 
-@record
-class Pcie(Record):
+@valueclass
+class Pcie(ProbeResult):
     gen: int | None = None
     gen_max: int | None = None
     width: int | None = None
     width_max: int | None = None
 
 
-@record
-class GpuHealth(Record):
+@valueclass
+class GpuHealth(ProbeResult):
     temperature: int | None = None
     temperature_slowdown: int | None = None
     throttle_reasons: tuple[str, ...] = ()
@@ -411,8 +411,8 @@ class GpuHealth(Record):
     pcie: Pcie | None = None
 
 
-@record
-class GpuDetails(Record):
+@valueclass
+class GpuDetails(ProbeResult):
     """One GPU's probe data (compat.facts.Gpu.details): memory in bytes, processes, modes and health."""
 
     uuid: str | None = None
@@ -468,7 +468,7 @@ __all__ = [
     "Pcie",
     "PinConflict",
     "ProbeFailed",
-    "Record",
+    "ProbeResult",
     "RemappedRows",
     "Resources",
     "Shm",

@@ -12,8 +12,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import field
 from typing import Any
 
-from compat._record import record
-from compat.probes.codec import ProbeFailed, Record, is_failure, to_json
+from compat._valueclass import valueclass
+from compat.probes.codec import ProbeFailed, ProbeResult, is_failure, to_json
 from compat.probes.model import (
     Cudnn,
     DriverState,
@@ -28,7 +28,7 @@ from compat.probes.model import (
     Toolkits,
 )
 
-SUBJECTS: dict[str, type[Record]] = {
+SUBJECTS: dict[str, type[ProbeResult]] = {
     "nvml": NvmlState,
     "nvidia_smi": NvidiaSmi,
     "driver": DriverState,
@@ -47,7 +47,7 @@ SUBJECTS: dict[str, type[Record]] = {
 _STATEFUL = ("nvidia_smi", "meta")
 
 
-@record
+@valueclass
 class ProbeSet(Mapping[str, Any]):
     """Every probe's result (or ProbeFailed; None when the probe did not run), what Facts.probes holds.
 
@@ -106,7 +106,7 @@ class ProbeSet(Mapping[str, Any]):
         out: dict[str, list[str]] = {}
         for name in SUBJECTS:
             v = getattr(self, name)
-            paths = v.malformed_paths() if isinstance(v, Record) else []
+            paths = v.malformed_paths() if isinstance(v, ProbeResult) else []
             if paths:
                 out[name] = paths
         return out

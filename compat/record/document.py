@@ -7,7 +7,7 @@ import time
 from dataclasses import field
 from typing import Any
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.record.timeline import Sample
 from compat.schema_version import SCHEMA_VERSION
 
@@ -21,7 +21,7 @@ def signal_name(sig: int | None) -> str | None:
         return f"signal {sig}"
 
 
-@record
+@valueclass
 class ExitInfo:
     """How the process ended."""
 
@@ -75,7 +75,7 @@ class ExitInfo:
         )
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class RunRecord:
     """Filled in by the recorder while the run goes on; `verdict` is set at the end by compat.record.verdict."""
 

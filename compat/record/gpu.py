@@ -9,15 +9,15 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.record import _spawn
 
 LINE_CAP = 256 * 1024
 START_TIMEOUT = 20.0
 
 
-@record
-class GpuInfo:
+@valueclass
+class RecordedGpu:
     """A GPU as NVML names it (read once)."""
 
     index: int
@@ -46,7 +46,7 @@ class GpuSampler:
     def __init__(self, interval: float, argv: Sequence[str] | None = None) -> None:
         self.available: bool | None = None
         self.reason = ""
-        self.info: list[GpuInfo] = []
+        self.info: list[RecordedGpu] = []
         self.latest: list[dict[str, Any]] | None = None
         self.xids: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -97,7 +97,7 @@ class GpuSampler:
             self._set_unavailable(str(obj["unavailable"])[:300])
         elif "info" in obj:
             self.info = [
-                GpuInfo(
+                RecordedGpu(
                     int(g.get("index", i)),
                     str(g.get("name", "unknown"))[:200],
                     str(g.get("uuid", ""))[:100],

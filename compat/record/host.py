@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 
-from compat._record import record
+from compat._valueclass import valueclass
 
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 READ_CAP = 64 * 1024
@@ -135,7 +135,7 @@ def descendants(root: int, parents: Mapping[int, int]) -> set[int]:
 # ---------------------------------------------------------------- cgroups
 
 
-@record
+@valueclass
 class CgroupRef:
     """Where a process's memory cgroup lives."""
 
@@ -229,7 +229,7 @@ def parse_limit(text: str | None) -> int | None:
     return None if v >= 1 << 62 else v
 
 
-@record
+@valueclass
 class CgroupReading:
     current: int | None
     peak: int | None

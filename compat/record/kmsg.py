@@ -7,7 +7,7 @@ import errno
 import os
 import re
 
-from compat._record import record
+from compat._valueclass import valueclass
 
 MAX_RECORDS_PER_POLL = 2000
 MAX_KEPT = 200
@@ -20,7 +20,7 @@ _XID = re.compile(r"NVRM: Xid \(([^)]*)\): (\d+)(?:, pid=(\d+|'<unknown>'))?")
 _CGROUP_OOM = re.compile(r"oom_memcg=([^,\s]+)|Memory cgroup out of memory")
 
 
-@record
+@valueclass
 class KernelEvent:
     """One kernel-log line that concerns a run."""
 

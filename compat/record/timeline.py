@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from compat._record import record
+from compat._valueclass import valueclass
 
 MAX_SAMPLES = 4000
 """Beyond this the timeline keeps every other old sample (a long run stays bounded, the shape stays)."""
@@ -14,7 +14,7 @@ THERMAL = ("sw_thermal", "hw_thermal", "hw_slowdown", "hw_power_brake")
 POWER = ("sw_power_cap",)
 
 
-@record
+@valueclass
 class GpuSample:
     index: int
     used: int | None
@@ -53,7 +53,7 @@ class GpuSample:
         )
 
 
-@record
+@valueclass
 class Sample:
     """One reading, `t` seconds after the start."""
 
@@ -127,7 +127,7 @@ def peak(points: Sequence[tuple[float, float]]) -> tuple[float, float] | None:
     return max(points, key=lambda p: p[1]) if points else None
 
 
-@record
+@valueclass
 class Growth:
     """Steady growth of one series: where it began and how fast."""
 
@@ -204,7 +204,7 @@ def steady_growth(
     return Growth(pts[s][0], pts[s][1], pts[-1][0], pts[-1][1], slope, r2)
 
 
-@record
+@valueclass
 class Throttling:
     gpu: int
     kind: str

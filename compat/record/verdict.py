@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import field
 from typing import Any
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.findings import Finding, Fix
 from compat.record.document import RunRecord, signal_name
 from compat.record.timeline import Growth, fmt_bytes, fmt_t, peak, series, steady_growth, sustained_throttling
@@ -22,7 +22,7 @@ OUTCOMES = ("ok", "host_oom", "gpu_oom", "hardware_xid", "segfault", "killed", "
 NEAR_LIMIT = 0.9
 
 
-@record
+@valueclass
 class RunVerdict:
     """The end of a run, explained."""
 

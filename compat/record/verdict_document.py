@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import IO, Any
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.errors import EXIT_INCOMPATIBLE, EXIT_OK
 from compat.output.documents import Document, Item, fix_pairs
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class RunVerdictDocument(Document):
     """`compat explain --last`: the verdict of the last recorded run (compat run / watch / notebook)."""
 

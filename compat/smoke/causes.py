@@ -11,7 +11,7 @@ import signal
 from collections.abc import Iterable
 from typing import Any, Optional
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.explain.categories import CATEGORIES  # noqa: F401 - re-exported
 from compat.findings import Fix
 
@@ -19,7 +19,7 @@ from compat.findings import Fix
 NATIVE_CRASH_SIGNALS = (signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT)
 
 
-@record
+@valueclass
 class Cause:
     """The one cause a smoke result names."""
 

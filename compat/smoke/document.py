@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import IO, Any, Optional
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.output.documents import Document, Item, finding_item
 from compat.smoke.result import SmokeResult
 
@@ -22,7 +22,7 @@ def _with_interpreter(text: str, interpreter: Optional[Mapping[str, Any]]) -> st
     return f"{head}\n{sanitize(header_line(dict(interpreter)))}{nl}{rest}"
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class SmokeDocument(Document):
     """`compat smoke` (and `--distributed`): one training run's result; exit 0 passed, 1 otherwise."""
 

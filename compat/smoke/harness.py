@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO, Any, Callable, Optional
 
 from compat import _proc
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.smoke import oom
 
 MARKER = "@@compat-smoke"
@@ -36,7 +36,7 @@ OUTPUT_MAX_BYTES = 256 * 1024 * 1024
 OUTPUT_CHECK_S = 0.1
 
 
-@record
+@valueclass
 class ChildRun:
     """What happened to one child process."""
 

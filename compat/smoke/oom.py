@@ -14,12 +14,12 @@ import os
 from pathlib import Path
 from typing import Optional
 
-from compat._record import record
+from compat._valueclass import valueclass
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
-@record
+@valueclass
 class OomCount:
     """The OOM-kill counter of this process's cgroup, or why it could not be read."""
 
@@ -107,7 +107,7 @@ def read_kernel_log(timeout: float = 5.0) -> tuple[Optional[str], str]:
     return None, "; ".join(f"{t['source']}: {t['error']}" for t in tried) or "no kernel log"
 
 
-@record
+@valueclass
 class OomEvidence:
     """Whether a SIGKILLed child was the OOM killer's victim, and on what evidence."""
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import field
 from typing import Any, Optional
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.errors import InputError
 from compat.findings import Fix
 from compat.schema_version import SCHEMA_VERSION
@@ -21,7 +21,7 @@ DEFAULT_BATCH = 32
 DEFAULT_TIMEOUT = 300.0
 
 
-@record
+@valueclass
 class SmokeOptions:
     """What to run: the `compat smoke` flags (the doctor builds one with its own defaults)."""
 
@@ -68,7 +68,7 @@ class SmokeOptions:
         return self
 
 
-@record
+@valueclass
 class SmokeResult:
     """The verdict of one smoke run. to_json() is the `compat smoke --json` document."""
 

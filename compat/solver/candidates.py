@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 
 from packaging.version import Version
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.checks.context import Ctx
 from compat.checks.rules import arch_support, driver_can_run
 from compat.installcmd import installer, pypi_default_tag, tf_command, torch_command
@@ -31,7 +31,7 @@ CATEGORY_NAMES = {
 }
 
 
-@record
+@valueclass
 class Candidate:
     """One stack change the solver may propose."""
 

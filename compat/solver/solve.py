@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.checks.context import Ctx, build_context
 from compat.facts import Facts, apply_flags
 from compat.findings import SEVERITY_RANK, Finding, Fix, Report
@@ -29,7 +29,7 @@ MAX_RECHECKS_PER_AXIS = 400
 Changes = tuple[tuple[str, str], ...]
 
 
-@record
+@valueclass
 class Option:
     """A candidate that passed its re-check."""
 

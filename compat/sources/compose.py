@@ -7,11 +7,11 @@ from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.errors import InputError
 from compat.findings import Finding, Fix, Report, Skip, unique
 from compat.matrix import Matrix
-from compat.sources.images import Target, check_image, stage_facts_gpu
+from compat.sources.images import DeploymentTarget, check_image, stage_facts_gpu
 from compat.sources.yamlpos import YList, YMap, load_documents
 
 NAMES = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml")
@@ -36,7 +36,7 @@ def find_compose(path: Path) -> Path:
     return path
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class _Service:
     name: str
     line: int
@@ -133,7 +133,7 @@ def _devices(svc: YMap, s: _Service, where: str) -> Iterator[Finding]:
 
 
 def _build(
-    svc: YMap, base_dir: Path, where: str, m: Matrix, target: Target
+    svc: YMap, base_dir: Path, where: str, m: Matrix, target: DeploymentTarget
 ) -> tuple[list[Finding], list[Skip], dict[str, Any] | None]:
     """Check the Dockerfile a service builds; (findings, skips, final-stage facts or None)."""
     from compat.dockerfile import check_dockerfile
@@ -191,7 +191,7 @@ def _build(
 
 
 def check_service(
-    name: str, svc: YMap, line: int, base_dir: Path, where: str, m: Matrix, target: Target
+    name: str, svc: YMap, line: int, base_dir: Path, where: str, m: Matrix, target: DeploymentTarget
 ) -> tuple[list[Finding], list[Skip]]:
     s = _Service(name, line)
     out: list[Finding] = list(_devices(svc, s, where))
@@ -295,9 +295,9 @@ def check_service(
     return out, skipped
 
 
-def check_compose(paths: Iterable[str | Path], m: Matrix, target: Target | None = None) -> Report:
+def check_compose(paths: Iterable[str | Path], m: Matrix, target: DeploymentTarget | None = None) -> Report:
     """Every service of every Compose file: one report, findings naming their file and line."""
-    target = target or Target()
+    target = target or DeploymentTarget()
     findings: list[Finding] = []
     skipped: list[Skip] = []
     files: list[dict[str, Any]] = []

@@ -6,7 +6,7 @@ import datetime as _dt
 from dataclasses import replace
 from typing import Any
 
-from compat._record import record
+from compat._valueclass import valueclass
 from compat.findings import Finding, Report, Skip
 from compat.matrix import Matrix
 
@@ -24,7 +24,7 @@ TORCH_IMAGE_HINTS = (
 )
 
 
-@record
+@valueclass
 class ImageCheck:
     """The findings about one image reference and what compat learned of its stack."""
 
@@ -38,8 +38,8 @@ class ImageCheck:
     torch: bool
 
 
-@record
-class Target:
+@valueclass
+class DeploymentTarget:
     """The machines a deployment runs on, as the command line or the manifest tells."""
 
     driver: str | None = None
@@ -48,7 +48,7 @@ class Target:
     today: _dt.date | None = None
 
 
-def check_image(image: str, m: Matrix, line: int, where: str, target: Target) -> ImageCheck:
+def check_image(image: str, m: Matrix, line: int, where: str, target: DeploymentTarget) -> ImageCheck:
     """Analyse `FROM image` as a one-line Dockerfile; findings point at `where`:`line` (the manifest)."""
     from compat.dockerfile.analyze import analyze
     from compat.dockerfile.images import infer, parse_ref

@@ -11,7 +11,7 @@ from typing import Any
 from compat.errors import InputError
 from compat.findings import Finding, Fix, Report, Skip, unique
 from compat.matrix import Matrix
-from compat.sources.images import Target, check_image
+from compat.sources.images import DeploymentTarget, check_image
 from compat.sources.yamlpos import YList, YMap, load_documents
 
 GPU = "nvidia.com/gpu"
@@ -121,7 +121,7 @@ def _shm_mounted(spec: YMap, c: YMap) -> bool:
 
 
 def check_pod(
-    spec: YMap, kind: str, name: str, where: str, m: Matrix, target: Target
+    spec: YMap, kind: str, name: str, where: str, m: Matrix, target: DeploymentTarget
 ) -> tuple[list[Finding], list[Skip]]:
     out: list[Finding] = []
     skipped: list[Skip] = []
@@ -265,9 +265,9 @@ def _workloads(doc: Any) -> Iterator[YMap]:
     yield doc
 
 
-def check_k8s(paths: Iterable[str | Path], m: Matrix, target: Target | None = None) -> Report:
+def check_k8s(paths: Iterable[str | Path], m: Matrix, target: DeploymentTarget | None = None) -> Report:
     """Every workload of every manifest: one report, findings naming their file and line."""
-    target = target or Target()
+    target = target or DeploymentTarget()
     findings: list[Finding] = []
     skipped: list[Skip] = []
     files: list[dict[str, Any]] = []

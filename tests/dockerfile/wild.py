@@ -110,16 +110,16 @@ def default_check(matrix: Any) -> Callable[[Item], Iterable[Any] | None]:
             from compat.dockerfile import check_dockerfile
 
             return check_dockerfile(it.path, matrix, today=TODAY).findings
-        from compat.sources.images import Target
+        from compat.sources.images import DeploymentTarget
 
         try:
             if kind == "compose":
                 from compat.sources.compose import check_compose
 
-                return check_compose([it.path], matrix, Target(today=TODAY)).findings
+                return check_compose([it.path], matrix, DeploymentTarget(today=TODAY)).findings
             from compat.sources.k8s import check_k8s
 
-            return check_k8s([it.path], matrix, Target(today=TODAY)).findings
+            return check_k8s([it.path], matrix, DeploymentTarget(today=TODAY)).findings
         except ImportError:
             return None
 

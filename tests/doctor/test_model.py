@@ -21,7 +21,7 @@ from compat.probes.model import (
     Health,
     NvmlState,
     ProbeFailed,
-    Record,
+    ProbeResult,
     Toolkits,
     from_json,
     gpu_details,
@@ -174,17 +174,17 @@ _json = st.recursive(
     lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=6), kids, max_size=3),
     max_leaves=8,
 )
-_RECORDS: list[type[Record]] = [*SUBJECTS.values(), GpuDetails]
+_RECORDS: list[type[ProbeResult]] = [*SUBJECTS.values(), GpuDetails]
 
 
-def _doc_for(cls: type[Record]) -> st.SearchStrategy[dict[str, Any]]:
+def _doc_for(cls: type[ProbeResult]) -> st.SearchStrategy[dict[str, Any]]:
     keys = [_key(f) for f in _fields(cls)] + ["not_modelled"]
     return st.dictionaries(st.sampled_from(keys), _json, max_size=len(keys))
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from(_RECORDS).flatmap(lambda c: st.tuples(st.just(c), _doc_for(c))))
-def test_any_json_round_trips_exactly(case: tuple[type[Record], dict[str, Any]]) -> None:
+def test_any_json_round_trips_exactly(case: tuple[type[ProbeResult], dict[str, Any]]) -> None:
     cls, doc = case
     rec = from_json(cls, doc)
     assert to_json(rec) == doc

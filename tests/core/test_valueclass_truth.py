@@ -15,8 +15,8 @@ from typing import Any, Callable
 
 import pytest
 
-from compat._record import record
-from tests.core.test_record import (
+from compat._valueclass import valueclass
+from tests.core.test_valueclass import (
     RecAllKw,
     RecChild,
     RecDefaults,
@@ -96,7 +96,7 @@ def _twins() -> list[tuple[type, type]]:
 
     def both(body: dict[str, Any], annotations: dict[str, Any], **options: Any) -> tuple[type, type]:
         frozen = options.pop("frozen", True)
-        rec = record(frozen=frozen, **options)(type("Rec", (), {**body, "__annotations__": annotations}))
+        rec = valueclass(frozen=frozen, **options)(type("Rec", (), {**body, "__annotations__": annotations}))
         std: type = dataclass(frozen=frozen, **options)(
             type("Std", (), {**body, "__annotations__": annotations})
         )
@@ -157,7 +157,7 @@ def _decorator(kind: str, std: bool = False) -> Callable[[type], type]:
     """The decorator for `kind`; std=True: the standard dataclass of the same frozenness (the twin)."""
     frozen = not kind.startswith("mutable")
     if kind.endswith("record") and not std:
-        return record(frozen=frozen)
+        return valueclass(frozen=frozen)
     return dataclass(frozen=frozen)
 
 
@@ -243,7 +243,7 @@ def test_a_dataclass_below_a_record_is_a_working_dataclass() -> None:
 def test_a_failed_definition_leaves_the_bases_telling_the_truth() -> None:
     with pytest.raises(ValueError, match="mutable default"):
 
-        @record
+        @valueclass
         class Bad(RecPlain):
             c: list[int] = []  # noqa: RUF012 - refused by the dataclasses module, the point of the test
 
@@ -262,7 +262,7 @@ def test_other_threads_read_the_truth_while_records_are_defined() -> None:
     reader.start()
     try:
         for i in range(300):
-            record(type(f"Sub{i}", (RecPlain,), {"__annotations__": {"c": int}, "c": 0}))
+            valueclass(type(f"Sub{i}", (RecPlain,), {"__annotations__": {"c": int}, "c": 0}))
     finally:
         stop.set()
         reader.join()

@@ -1,4 +1,4 @@
-"""`compat._record.record` behaves like `@dataclass(frozen=True)` (and `record(frozen=False)` like a mutable one).
+"""`compat._valueclass.record` behaves like `@dataclass(frozen=True)` (and `valueclass(frozen=False)` like a mutable one).
 
 Each record class below has a standard dataclass twin (same fields, same options), named `Rec...` and `Std...`:
 the two must agree on repr (modulo the class name), ==, hash, the dataclasses module's functions, frozenness,
@@ -20,12 +20,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compat._record import record
+from compat._valueclass import valueclass
 
 # ------------------------------------------------------------------ the class shapes, each with its twin
 
 
-@record
+@valueclass
 class RecPlain:
     a: int
     b: str
@@ -37,7 +37,7 @@ class StdPlain:
     b: str
 
 
-@record
+@valueclass
 class RecDefaults:
     a: int
     b: int = 2
@@ -55,7 +55,7 @@ def _pair() -> tuple[int, int]:
     return (1, 2)
 
 
-@record
+@valueclass
 class RecFactory:
     a: int
     pair: tuple[int, int] = field(default_factory=_pair)
@@ -69,7 +69,7 @@ class StdFactory:
     items: list[int] = field(default_factory=list, compare=False, hash=False)
 
 
-@record
+@valueclass
 class RecKwOnly:
     a: int
     b: int = 0
@@ -87,7 +87,7 @@ class StdKwOnly:
     d: str = "d"
 
 
-@record
+@valueclass
 class RecOptions:
     a: int
     note: str = field(default="", compare=False)  # neither compared nor hashed
@@ -105,13 +105,13 @@ class StdOptions:
     secret: str = field(default="s", repr=False, metadata={"why": "hidden"})
 
 
-@record
+@valueclass
 class RecBase:
     a: int
     b: str = "b"
 
 
-@record
+@valueclass
 class RecChild(RecBase):
     c: float = 0.5
 
@@ -127,7 +127,7 @@ class StdChild(StdBase):
     c: float = 0.5
 
 
-@record
+@valueclass
 class RecPost:
     a: int
     b: int
@@ -147,13 +147,13 @@ class StdPost:
         object.__setattr__(self, "total", self.a + self.b)
 
 
-@record
+@valueclass
 class RecInner:
     x: int
     tags: tuple[str, ...] = ()
 
 
-@record
+@valueclass
 class RecOuter:
     inner: RecInner
     others: tuple[RecInner, ...] = ()
@@ -171,7 +171,7 @@ class StdOuter:
     others: tuple[StdInner, ...] = ()
 
 
-@record
+@valueclass
 class RecOwnEq:
     a: int
     b: int
@@ -189,7 +189,7 @@ class StdOwnEq:
         return isinstance(other, StdOwnEq) and self.a == other.a
 
 
-@record
+@valueclass
 class RecOwnRepr:
     a: int
 
@@ -205,7 +205,7 @@ class StdOwnRepr:
         return f"<own {self.a}>"
 
 
-@record
+@valueclass
 class RecOwnHash:
     a: int
     b: int
@@ -214,7 +214,7 @@ class RecOwnHash:
         return 7
 
 
-@record
+@valueclass
 class RecHolder:
     items: list[Any]
 
@@ -224,7 +224,7 @@ class StdHolder:
     items: list[Any]
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class RecMutable:
     a: int
     b: list[int] = field(default_factory=list)
@@ -236,7 +236,7 @@ class StdMutable:
     b: list[int] = field(default_factory=list)
 
 
-@record(frozen=False)
+@valueclass(frozen=False)
 class RecMutableNode:
     name: str
     children: list[Any] = field(default_factory=list)
@@ -248,7 +248,7 @@ class StdMutableNode:
     children: list[Any] = field(default_factory=list)
 
 
-@record(kw_only=True)
+@valueclass(kw_only=True)
 class RecAllKw:
     a: int
     b: int = 1
@@ -260,13 +260,13 @@ class StdAllKw:
     b: int = 1
 
 
-@record
+@valueclass
 class RecOther:  # same fields as RecPlain
     a: int
     b: str
 
 
-@record
+@valueclass
 class RecNaN:
     x: float
     y: int = 0
@@ -545,7 +545,7 @@ def test_a_mutable_record_is_mutable_and_unhashable() -> None:
 def test_defining_setattr_or_delattr_on_a_frozen_record_fails_at_class_creation() -> None:
     with pytest.raises(TypeError, match="__setattr__"):
 
-        @record
+        @valueclass
         class BadSet:
             a: int
 
@@ -554,14 +554,14 @@ def test_defining_setattr_or_delattr_on_a_frozen_record_fails_at_class_creation(
 
     with pytest.raises(TypeError, match="__delattr__"):
 
-        @record
+        @valueclass
         class BadDel:
             a: int
 
             def __delattr__(self, name: str) -> None:
                 object.__delattr__(self, name)
 
-    @record(frozen=False)
+    @valueclass(frozen=False)
     class Fine:  # a mutable record may define them
         a: int
 
@@ -572,9 +572,9 @@ def test_defining_setattr_or_delattr_on_a_frozen_record_fails_at_class_creation(
 
 
 def test_a_record_may_inherit_from_a_frozen_dataclass() -> None:
-    """As a frozen dataclass may (tests/core/test_record_truth.py has every pairing)."""
+    """As a frozen dataclass may (tests/core/test_valueclass_truth.py has every pairing)."""
 
-    @record
+    @valueclass
     class Sub(StdBase):
         c: int = 0
 
@@ -598,7 +598,7 @@ VALUES = st.one_of(
 SMALL = st.one_of(st.integers(-2, 2), st.sampled_from(["", "a", "b"]), st.none(), st.booleans())
 
 
-@record
+@valueclass
 class RecProp:
     a: Any
     b: Any = None
@@ -641,7 +641,7 @@ def test_a_field_init_leaves_unset_cannot_be_assigned_later() -> None:
     """field(init=False) without a default (and a __post_init__ that does not set it): after __init__ it stays
     unassignable, as in a frozen dataclass (the set-once rule alone would let it be set once)."""
 
-    @record
+    @valueclass
     class Lazy:
         a: int
         later: int = field(init=False)
@@ -664,14 +664,14 @@ def test_compat_defines_its_value_classes_as_records() -> None:
         for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
         if re.match(r"\s*@(dataclasses\.)?dataclass\b", line)
     ]
-    assert not plain, f"use compat._record.record instead of @dataclass: {plain}"
+    assert not plain, f"use compat._valueclass.record instead of @dataclass: {plain}"
 
 
 def test_frozen_records_follow_the_dataclasses_inheritance_rules() -> None:
     """As the dataclasses module: a plain subclass of a frozen record may set its own attributes (not the fields);
     a mutable record cannot derive from a frozen one, nor a frozen one from a mutable one."""
 
-    @record
+    @valueclass
     class Base:
         x: int
 
@@ -687,16 +687,16 @@ def test_frozen_records_follow_the_dataclasses_inheritance_rules() -> None:
         Base(1).extra = 5  # type: ignore[attr-defined]
     with pytest.raises(TypeError, match="non-frozen dataclass from a frozen one"):
 
-        @record(frozen=False)
+        @valueclass(frozen=False)
         class Mutable(Base):  # type: ignore[misc]  # mypy refuses it too
             y: int = 0
 
-    @record(frozen=False)
+    @valueclass(frozen=False)
     class Loose:
         x: int
 
     with pytest.raises(TypeError, match="frozen dataclass from a non-frozen one"):
 
-        @record
+        @valueclass
         class Tight(Loose):  # type: ignore[misc]  # mypy refuses it too
             y: int = 0

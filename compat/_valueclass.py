@@ -1,7 +1,7 @@
-"""`record`: a dataclass that costs less to define, for compat's value classes (start-up time, issue 12).
+"""`valueclass`: a dataclass that costs less to define, for compat's value classes (start-up time, issue 12).
 
 On Python < 3.13, `@dataclass(frozen=True)` compiles six methods per class, each with its own `exec`: about
-0.4 ms a class, and the doctor defines ~90 of them before it can answer (~35 ms of a ~200 ms run). A `record`
+0.4 ms a class, and the doctor defines ~90 of them before it can answer (~35 ms of a ~200 ms run). A `valueclass`
 compiles at most one, the `__init__`, and only when it is first needed. `__eq__`, `__hash__` and `__repr__` are
 shared functions that read the class's fields (getters built once per class); `__setattr__` and `__delattr__` are
 closures over the field names. What stays the same: `dataclasses.fields()`, `replace()`, `asdict()`,
@@ -10,7 +10,7 @@ closures over the field names. What stays the same: `dataclasses.fields()`, `rep
 as declared), `inspect.signature()` of the class, equality and hashing by the compared fields of the same class,
 FrozenInstanceError on any assignment or deletion after `__init__`, `__post_init__`, pickling and copying, and the
 dataclasses module's inheritance rules both ways (a frozen class derives only from frozen ones, a mutable one only
-from mutable ones, records and plain dataclasses alike).
+from mutable ones, value classes and plain dataclasses alike).
 
 What differs: `__init__` (the same code the dataclasses module generates, assigning with object.__setattr__ when
 frozen) is compiled on the class's first instantiation, or when its signature is asked for, so a class a run never
@@ -18,7 +18,7 @@ instantiates costs nothing to compile. A class without a docstring gets its qual
 module would build it from the signature). ClassVar and InitVar fields are refused. mypy sees a frozen dataclass
 (PEP 681).
 
-`record(frozen=False)` is a mutable dataclass with the shared `__eq__` and `__repr__` (and `__hash__ = None`).
+`valueclass(frozen=False)` is a mutable dataclass with the shared `__eq__` and `__repr__` (and `__hash__ = None`).
 """
 
 from __future__ import annotations
@@ -200,7 +200,7 @@ def _init_fn(cls: type, frozen: bool) -> Callable[..., None]:
 
 
 class _LazyInit:
-    """A record's `__init__` until it is needed: on the first call (the class's first instantiation), or when
+    """A value class's `__init__` until it is needed: on the first call (the class's first instantiation), or when
     `inspect.signature()` reads it, it compiles the real one (_init_fn) and puts it in its place, so a class that is
     defined but never instantiated in a run costs no compilation."""
 
@@ -232,18 +232,18 @@ class _LazyInit:
 
 
 _DEFINING = threading.local()
-"""`on` while this thread has the dataclasses module define a record (see _adopt_params)."""
+"""`on` while this thread has the dataclasses module define a value class (see _adopt_params)."""
 _PARAMS_TYPES: dict[type, type] = {}
-"""The dataclasses module's params type -> its subclass for records (_adopt_params)."""
+"""The dataclasses module's params type -> its subclass for value classes (_adopt_params)."""
 
 
 def _adopt_params(params: Any, frozen: bool) -> None:
-    """Make the `__dataclass_params__` the dataclasses module gave a record those of the dataclass it stands for:
+    """Make the `__dataclass_params__` the dataclasses module gave a value class those of the dataclass it stands for:
     init, repr and eq True, frozen as declared (its type becomes a subclass of its own type with a `frozen` property).
 
-    A record is defined with the dataclasses module told frozen=False (a frozen dataclass costs two more compiled
-    methods); so that the module does not refuse a frozen record's frozen bases, they read frozen=False to it, in the
-    thread defining a record and only during that call, and _check_bases applies the rule instead."""
+    A value class is defined with the dataclasses module told frozen=False (a frozen dataclass costs two more compiled
+    methods); so that the module does not refuse a frozen value class's frozen bases, they read frozen=False to it, in the
+    thread defining a value class and only during that call, and _check_bases applies the rule instead."""
     std = type(params)
     sub = _PARAMS_TYPES.get(std)
     if sub is None:
@@ -300,7 +300,9 @@ def _make(cls: T, frozen: bool, kw_only: bool) -> T:
         _DEFINING.on = was
     _adopt_params(out.__dataclass_params__, frozen)
     if len(out.__dataclass_fields__) != len(dataclasses.fields(out)):  # ClassVar or InitVar pseudo-fields
-        raise TypeError(f"{cls.__qualname__}: a record has no ClassVar or InitVar fields; use a dataclass")
+        raise TypeError(
+            f"{cls.__qualname__}: a value class has no ClassVar or InitVar fields; use a dataclass"
+        )
     if "__init__" not in own:
         _check_order(out)
         out.__init__ = _LazyInit(out, frozen)
@@ -316,17 +318,17 @@ def _make(cls: T, frozen: bool, kw_only: bool) -> T:
 
 
 @overload
-def record(cls: T, /) -> T: ...
+def valueclass(cls: T, /) -> T: ...
 @overload
-def record(*, frozen: bool = True, kw_only: bool = False) -> Callable[[T], T]: ...
+def valueclass(*, frozen: bool = True, kw_only: bool = False) -> Callable[[T], T]: ...
 
 
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field, dataclasses.Field))
-def record(cls: Any = None, /, *, frozen: bool = True, kw_only: bool = False) -> Any:
+def valueclass(cls: Any = None, /, *, frozen: bool = True, kw_only: bool = False) -> Any:
     """A frozen dataclass (`frozen=False`: a mutable one) that is cheap to define; see the module docstring."""
     if cls is None:
         return lambda c: _make(c, frozen, kw_only)
     return _make(cls, frozen, kw_only)
 
 
-__all__ = ["record"]
+__all__ = ["valueclass"]
