@@ -150,7 +150,7 @@ def compare(files: list[tuple[str, str]]) -> None:
         if ka != kb:
             diffs.append(
                 f"{name}: split differs: compat {len(ka)} instructions, BuildKit {len(kb)}: "
-                f"first difference {next(((p, q) for p, q in zip(ka, kb) if p != q), None)}"
+                f"first difference {next(((p, q) for p, q in zip(ka, kb, strict=False) if p != q), None)}"
             )
         by_line = {x["line"]: x for x in a}
         for x in b:

@@ -24,8 +24,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
-from typing import IO, Any, Callable, Optional, Union
+from collections.abc import Callable, Mapping, Sequence
+from typing import IO, Any, Optional, Union
 
 from compat._valueclass import valueclass
 

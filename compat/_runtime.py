@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import io
+import itertools
 import os
 import sys
 from typing import Optional
@@ -113,7 +114,7 @@ def _wants_json(argv: list[str]) -> bool:
     return (
         "--json" in argv
         or "--format=json" in argv
-        or any(a == "--format" and b == "json" for a, b in zip(argv, argv[1:]))
+        or any(a == "--format" and b == "json" for a, b in itertools.pairwise(argv))
     )
 
 

@@ -29,7 +29,8 @@ import reprlib
 import sys
 import threading
 import types
-from typing import TYPE_CHECKING, Any, Callable, TypeVar, overload
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 if TYPE_CHECKING:
     from typing_extensions import dataclass_transform
@@ -89,7 +90,7 @@ def _eq_fieldwise(self: Any, other: Any) -> Any:
         return NotImplemented
     key = _keys(self.__class__)[0]
     result: Any = True
-    for a, b in zip(key(self), key(other)):
+    for a, b in zip(key(self), key(other), strict=False):
         result = a == b
         if not result:
             return result

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from compat._valueclass import valueclass
 from compat.errors import InputError

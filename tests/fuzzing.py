@@ -10,9 +10,9 @@ from __future__ import annotations
 import copy
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from hypothesis import HealthCheck, settings
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import field
 from pathlib import Path
-from typing import Callable, Union
+from typing import Union
 
 from packaging.utils import canonicalize_name
 from packaging.version import Version

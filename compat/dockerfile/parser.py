@@ -166,7 +166,7 @@ def parse(text: str, origin: str = "Dockerfile") -> Dockerfile:
         rest_at = joined.find(rest, m.start(1) + len(word)) if rest else 0
         starts: list[tuple[int, int]] = []
         pos = 0
-        for part, ln in zip(parts, part_lines):
+        for part, ln in zip(parts, part_lines, strict=False):
             starts.append((pos - rest_at, ln))
             pos += len(part)
         keyword = word.upper()

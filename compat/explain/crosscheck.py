@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any
 
 from packaging.version import Version
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import field
-from typing import Any, Callable
+from typing import Any
 
 from compat._valueclass import valueclass
 from compat.findings import Fix

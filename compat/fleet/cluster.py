@@ -196,7 +196,7 @@ def collect(address: Optional[str], *, smoke: bool, timeout: float) -> tuple[lis
         ready, _ = ray.wait(refs, num_returns=len(refs), timeout=timeout)
         done = set(ready)
         inputs: list[NodeInput] = []
-        for n, ref in zip(nodes, refs):
+        for n, ref in zip(nodes, refs, strict=False):
             nid = str(n["NodeID"])
             name = names[nid]
             meta = {"node_id": nid, "address": n.get("NodeManagerAddress")}

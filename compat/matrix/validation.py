@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from compat.errors import InputError
 from compat.matrix.rows import NA, OSES

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from compat.errors import InputError
 from compat.facts import Fact, Facts, Gpu, apply_overrides, host_os, host_python, make_fact, missing

@@ -17,7 +17,8 @@ import sys
 import time
 import traceback
 import warnings
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any, Optional
 
 LIBS = (
     "libcudart",

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from compat import _proc
 from compat import cache as cache_mod

@@ -9,8 +9,8 @@ import glob as _glob
 import os
 import threading
 import time
-from collections.abc import Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from compat._proc import MAX_OUTPUT, os_error_text
 from compat._valueclass import valueclass

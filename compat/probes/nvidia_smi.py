@@ -106,7 +106,7 @@ def parse_csv(text: str, fields: tuple[str, ...] = FIELDS) -> list[dict[str, Any
             return None
         if n == 0 and rec[0].strip().split(" [")[0] == fields[0]:
             continue  # a header row (--format=csv without noheader)
-        item = dict(zip(fields, (_val(c) for c in rec)))
+        item = dict(zip(fields, (_val(c) for c in rec), strict=False))
         if "index" in fields and _int(item.get("index")) is None:
             return None
         rows.append(item)

@@ -16,8 +16,8 @@ import functools
 import json
 import os
 import sys
-from collections.abc import Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_nvml_child.py")
 CHILD_MARKER = "@@compat-nvml "

@@ -12,8 +12,8 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from compat.schema_version import SCHEMA_VERSION
 

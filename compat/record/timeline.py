@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -191,7 +192,7 @@ def steady_growth(
         first, last = win[0][1], win[-1][1]
         if last - first < max(min_growth, 0.5 * first):
             break  # later starts only shrink the growth
-        steps = [b[1] - a[1] for a, b in zip(win, win[1:])]
+        steps = [b[1] - a[1] for a, b in itertools.pairwise(win)]
         if sum(1 for d in steps if d >= 0) < 0.8 * len(steps):
             continue
         slope, r2 = _fit(win)

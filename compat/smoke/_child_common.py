@@ -14,8 +14,8 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Sequence
-from typing import Any, Callable, Optional
+from collections.abc import Callable, Sequence
+from typing import Any, Optional
 
 MARKER = "@@compat-smoke"
 """Prefix of the progress lines written to stderr: `@@compat-smoke stage <name> <seconds since child start>`."""

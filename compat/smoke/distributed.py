@@ -14,9 +14,9 @@ import math
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any, Callable, Optional
+from typing import IO, Any, Optional
 
 from compat import _proc
 from compat.errors import InputError

@@ -156,7 +156,7 @@ def _explain_ranks(
     entries: list[dict[str, Any]], raw_ranks: Sequence[Mapping[str, Any]], order: Sequence[int]
 ) -> tuple[str, str, Optional[str], Optional[causes.Cause]]:
     """(status, message, signal name, cause) of a run where at least one rank did not pass."""
-    by_rank = {e["rank"]: (e, raw) for e, raw in zip(entries, raw_ranks)}
+    by_rank = {e["rank"]: (e, raw) for e, raw in zip(entries, raw_ranks, strict=False)}
     bad = [e for e in entries if e["status"] != "passed"]
     root_rank = next((r for r in order if r in by_rank), None)
     if root_rank is None:  # none failed by itself: killed at the deadline (or stopped)

@@ -17,10 +17,10 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
 from pathlib import Path
-from typing import IO, Any, Callable, Optional
+from typing import IO, Any, Optional
 
 from compat import _proc
 from compat._valueclass import valueclass

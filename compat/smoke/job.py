@@ -8,10 +8,10 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from compat import _proc
 from compat.distributions import providing

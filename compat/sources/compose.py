@@ -68,7 +68,7 @@ def _env(svc: YMap) -> dict[str, tuple[str, int]]:
         for k, v in env.items():
             out[str(k)] = ("" if v is None else str(v), env.line_of(str(k)))
     elif isinstance(env, YList):
-        for item, line in zip(env, env.item_lines):
+        for item, line in zip(env, env.item_lines, strict=False):
             k, _, v = str(item).partition("=")
             out[k.strip()] = (v, line)
     return out
@@ -81,7 +81,7 @@ def _devices(svc: YMap, s: _Service, where: str) -> Iterator[Finding]:
     devs = resv.get("devices") if isinstance(resv, YMap) else None
     if not isinstance(devs, YList):
         return
-    for d, line in zip(devs, devs.item_lines):
+    for d, line in zip(devs, devs.item_lines, strict=False):
         if not isinstance(d, YMap):
             continue
         caps = d.get("capabilities")

@@ -105,7 +105,7 @@ def _containers(spec: YMap) -> Iterator[tuple[str, YMap, int]]:
     for key in ("initContainers", "containers"):
         items = spec.get(key)
         if isinstance(items, YList):
-            for c, line in zip(items, items.item_lines):
+            for c, line in zip(items, items.item_lines, strict=False):
                 if isinstance(c, YMap):
                     yield key, c, line
 

@@ -167,7 +167,7 @@ def test_missing_file_and_alias_bomb(tmp_path: Path, run: Any) -> None:
     r = run("compose", str(tmp_path / "nope.yaml"))
     assert r.code == 2 and "does not exist" in r.err
     bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
-        f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n" for p, c in zip("abcdefgh", "bcdefghi")
+        f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=False)
     )
     p = _compose(tmp_path, bomb + "services: {}\n")
     r = run("compose", str(p))

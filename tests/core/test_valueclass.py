@@ -307,7 +307,7 @@ def _agree(rec: type, std: type, calls: list[Call]) -> None:
     assert _field_specs(rec) == _field_specs(std)
     rs = [rec(*args, **kw) for args, kw in calls]
     ss = [std(*args, **kw) for args, kw in calls]
-    for r, s in zip(rs, ss):
+    for r, s in zip(rs, ss, strict=False):
         assert dataclasses.is_dataclass(r)
         assert _plain(repr(r)) == _plain(repr(s))
         assert dataclasses.asdict(r) == dataclasses.asdict(s)
@@ -316,8 +316,8 @@ def _agree(rec: type, std: type, calls: list[Call]) -> None:
         # The std dataclass hashes the tuple of its hashed fields.
         hashed = [f.name for f in dataclasses.fields(std) if (f.compare if f.hash is None else f.hash)]
         assert hash(r) == hash(tuple(getattr(s, n) for n in hashed))
-    for i, (ri, si) in enumerate(zip(rs, ss)):
-        for j, (rj, sj) in enumerate(zip(rs, ss)):
+    for i, (ri, si) in enumerate(zip(rs, ss, strict=False)):
+        for j, (rj, sj) in enumerate(zip(rs, ss, strict=False)):
             assert (ri == rj) is (si == sj), (i, j)
             assert (ri != rj) is (si != sj), (i, j)
             if ri == rj:

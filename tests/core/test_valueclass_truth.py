@@ -10,8 +10,9 @@ import itertools
 import re
 import threading
 import types
+from collections.abc import Callable
 from dataclasses import KW_ONLY, FrozenInstanceError, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 

@@ -6,8 +6,9 @@ The release facts come from the shipped matrix/jax.yaml (wheel metadata read fro
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 

@@ -308,7 +308,7 @@ def from_exporter(text: str, phase: str = "idle") -> dict[str, Any]:
     devices = []
     smi: list[dict[str, Any]] = []
     for i, rec in enumerate(r for r in rows[1:] if r):
-        f = dict(zip(header, (c.strip() for c in rec)))
+        f = dict(zip(header, (c.strip() for c in rec), strict=False))
         system["nvmlSystemGetDriverVersion"] = f["driver_version"]
         if cuda:
             system["nvmlSystemGetCudaDriverVersion"] = _cuda_int(cuda.group(1))

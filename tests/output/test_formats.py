@@ -73,7 +73,7 @@ def test_sarif_for_a_dockerfile_has_file_and_line_locations(run: Any) -> None:
     (sarif_run,) = log["runs"]
     results = sarif_run["results"]
     assert len(results) == len(findings["findings"]) > 0
-    for res, f in zip(results, findings["findings"]):
+    for res, f in zip(results, findings["findings"], strict=False):
         assert res["ruleId"] == f["id"]
         assert sarif_run["tool"]["driver"]["rules"][res["ruleIndex"]]["id"] == f["id"]
         assert res["level"] == {"error": "error", "warning": "warning", "info": "note"}[f["severity"]]
