@@ -48,7 +48,7 @@ def text(
 
 def url() -> Shape:
     """The https URL a row was read from."""
-    return {"type": "str", "pattern": r"^https://\S+$", "form": "an https URL", "enum": None, "blank": False}
+    return text(pattern=r"^https://\S+$", form="an https URL")
 
 
 def integer(*, gt: int | None = None, ge: int | None = None, le: int | None = None) -> Shape:
@@ -213,7 +213,7 @@ def _list(node: Shape, val: Any, where: str, key: str, out: list[str]) -> None:
     base = f"{where}.{key}" if where else key
     for i, item in enumerate(val):
         if inner["type"] != "map":
-            check(inner, item, where, f"{key}[{i}]", out)
+            _walk(inner, item, where, f"{key}[{i}]", out)
             continue
         here = f"{base}[{i}]"
         if not isinstance(item, Mapping):
@@ -250,10 +250,10 @@ def _fields(node: Shape, val: Mapping[str, Any], where: str, out: list[str]) -> 
     for key, sub in val.items():
         shape = fields.get(key, node["values"])
         if shape is not None and sub is not None:  # null is absent, as in the core files
-            check(shape, sub, where, str(key), out)
+            _walk(shape, sub, where, str(key), out)
 
 
-def check(node: Shape, val: Any, where: str, key: str, out: list[str]) -> None:
+def _walk(node: Shape, val: Any, where: str, key: str, out: list[str]) -> None:
     """Append to `out` every problem of `val`, the value at `key` of the node named `where` ("" at the top)."""
     kind = node["type"]
     if kind == "list":
