@@ -252,7 +252,6 @@ def doctor_report(
 
     python = target.argument
     started = time.monotonic()
-    smoke_first: Optional[SmokeFirst] = None
     first: Optional[_SmokeFirst] = None
     with Progress("compat doctor: probing this machine", enabled=progress):
         if smoke and cache and python is None:
@@ -280,10 +279,13 @@ def doctor_report(
 
     if not smoke:
         report.skipped.append(Skip("smoke", "--no-smoke"))
-    elif first is not None:
+    else:
         with Progress("compat doctor: smoke-training a tiny CNN", enabled=progress):
-            smoke_first = first.result()
-        found, doc, imported, why = smoke_first
+            if first is not None:
+                found, doc, imported, why = first.result()
+            else:
+                found, doc, why = _smoke(python, facts.probes, started, timeout)
+                imported = True
         if not imported:  # the smoke's import did not finish: what the probe found about it decides
             from compat.smoke.job import broken_by_probe
 
@@ -295,25 +297,22 @@ def doctor_report(
             report.extra["smoke"] = doc
         if why is not None:
             report.skipped.append(Skip("smoke", why))
-    else:
-        with Progress("compat doctor: smoke-training a tiny CNN", enabled=progress):
-            found, doc, why = _smoke(python, facts.probes, started, timeout)
-        report.findings.extend(found)
-        if doc is not None:
-            report.extra["smoke"] = doc
-        if why is not None:
-            report.skipped.append(Skip("smoke", why))
     report.extra["interpreter"] = target.to_json()
     from compat.facts import host_name
 
     report.extra["host"] = host_name()  # names the node in `compat fleet merge`
-    # The one codec of probe results (its keys: a public contract).
+    _add_probes(report, facts)
+    report.skipped[:] = in_doctor_terms(report.skipped, inspected_python(facts.probes, target.python))
+    return report
+
+
+def _add_probes(report: Any, facts: Any) -> None:
+    """The probe results and GPUs a doctor report carries, through the one codec of probe results (its keys: a
+    public contract)."""
     from compat.probes.probeset import probe_set
 
     report.extra["probes"] = probe_set(facts.probes).to_json()
     report.extra["gpus"] = None if facts.gpus is None else [g.to_json() for g in facts.gpus]
-    report.skipped[:] = in_doctor_terms(report.skipped, inspected_python(facts.probes, target.python))
-    return report
 
 
 def snapshot_report(m: Any, path: str) -> Any:
@@ -324,11 +323,7 @@ def snapshot_report(m: Any, path: str) -> Any:
 
     facts = load_snapshot(path)
     report = check_stack(facts, m, extra_checks=doctor_checks if facts.probes else ())
-    # The one codec of probe results (its keys: a public contract).
-    from compat.probes.probeset import probe_set
-
-    report.extra["probes"] = probe_set(facts.probes).to_json()
-    report.extra["gpus"] = None if facts.gpus is None else [g.to_json() for g in facts.gpus]
+    _add_probes(report, facts)
     report.extra["snapshot"] = os.path.basename(path)
     report.skipped[:] = in_doctor_terms(report.skipped, inspected_python(facts.probes))
     return report
