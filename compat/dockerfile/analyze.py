@@ -51,7 +51,7 @@ def analyze(df: Dockerfile, m: Matrix, opts: Options) -> Report:
             else:
                 own.append(r)
         if st.jax_view is not None:
-            own.extend(jax_stage_checks(st, m, facts))
+            own.extend(jax_stage_checks(st, m, recheck))
         own_ids = {f.id for f in own}
         for f in rep.findings:
             if f.id == "jax.cpu-build" and f.id in own_ids:

@@ -36,7 +36,7 @@ from compat.solver.solve import Recheck, apply_changes, closes_all
 
 
 def _missing_extra(
-    st: Stage, m: Matrix, facts: Facts, view: JaxView, rel: JaxRelease, extra: str, inst: Install
+    st: Stage, m: Matrix, recheck: Recheck, view: JaxView, rel: JaxRelease, extra: str, inst: Install
 ) -> Finding:
     line = view.line
     cuda = CUDA_EXTRA.match(extra)
@@ -50,14 +50,14 @@ def _missing_extra(
             b = rel.build_for(mj)
             if b is None or (b.kind == "plugin" and b.plugin_version is None):
                 continue
-            if verified(facts, m, f"{rel.version}+cuda{mj}"):
+            if verified(recheck, f"{rel.version}+cuda{mj}"):
                 fixes.append(
                     Fix(f"Use the extra jax {rel.version} has for CUDA {mj}", fix_line(rel, mj, inst.tool))
                 )
                 break
         else:
             table = table_of(m)
-            best = _best(st, m, facts, table, None, want) if table is not None else None
+            best = _best(st, m, recheck, table, None, want) if table is not None else None
             if best is not None:
                 fixes.append(
                     Fix(
@@ -85,7 +85,7 @@ def _missing_extra(
     )
 
 
-def stage_checks(st: Stage, m: Matrix, facts: Facts) -> Iterator[Finding]:
+def stage_checks(st: Stage, m: Matrix, recheck: Recheck) -> Iterator[Finding]:
     """The Dockerfile's own JAX checks for a derived view (CPU-only jax in a CUDA image, a `-local` build on a
     base without the CUDA it needs, pip CUDA wheels beside the base image's CUDA)."""
     v = st.jax_view
@@ -95,13 +95,13 @@ def stage_checks(st: Stage, m: Matrix, facts: Facts) -> Iterator[Finding]:
     rel = table.release(v.release) if v.known else None
     if rel is not None and st.jax is not None and st.jax.jax is not None:
         for e in v.missing:
-            yield _missing_extra(st, m, facts, v, rel, e, st.jax.jax)
+            yield _missing_extra(st, m, recheck, v, rel, e, st.jax.jax)
     if v.major is None:
         if st.cuda is not None and not v.cpu_explained:
-            yield _cpu_build(st, m, facts, v, rel)
+            yield _cpu_build(st, m, recheck, v, rel)
         return
     if v.pip_cuda is False:
-        yield from _local_checks(st, m, facts, v, rel)
+        yield from _local_checks(st, m, recheck, v, rel)
     elif v.pip_cuda and st.cuda is not None:
         same = st.cuda.value.split(".")[0] == str(v.major)
         if same and st.stack.flavour == "base":
@@ -164,17 +164,16 @@ def candidate_facts(facts: Facts, m: Matrix, label: str) -> Facts:
     return out
 
 
-def verified(facts: Facts, m: Matrix, label: str) -> bool:
-    """The solver's re-check: the stage with jax = `label` closes every jax.* error of the stage and adds no
-    error (the solver's closure rule), so no jax.* error is left."""
-    recheck = jax_recheck(facts, m)
+def verified(recheck: Recheck, label: str) -> bool:
+    """The solver's re-check (`jax_recheck`, one per stage): the stage with jax = `label` closes every jax.*
+    error of the stage and adds no error (the solver's closure rule), so no jax.* error is left."""
     before = recheck.findings()
     targets = [f for f in before if f.severity == "error" and f.id.startswith("jax.")]
     return closes_all(before, recheck.findings((("jax", label),)), targets)
 
 
 def _best(
-    st: Stage, m: Matrix, facts: Facts, table: JaxTable, prefer: JaxRelease | None, want_major: int | None
+    st: Stage, m: Matrix, recheck: Recheck, table: JaxTable, prefer: JaxRelease | None, want_major: int | None
 ) -> tuple[JaxRelease, int] | None:
     """A release and CUDA major that pass the re-check on this stage: `prefer`'s own first (the base's CUDA
     major first), else the newest release that does."""
@@ -192,18 +191,18 @@ def _best(
             if b is None or (b.kind == "plugin" and b.plugin_version is None):
                 continue
             tried += 1
-            if verified(facts, m, f"{r.version}+cuda{mj}"):
+            if verified(recheck, f"{r.version}+cuda{mj}"):
                 return r, mj
             if tried >= 12:
                 return None
     return None
 
 
-def _cpu_build(st: Stage, m: Matrix, facts: Facts, v: JaxView, rel: JaxRelease | None) -> Finding:
+def _cpu_build(st: Stage, m: Matrix, recheck: Recheck, v: JaxView, rel: JaxRelease | None) -> Finding:
     assert st.cuda is not None
     table = table_of(m)
     base_major = int(st.cuda.value.split(".")[0])
-    best = _best(st, m, facts, table, rel, base_major) if table is not None else None
+    best = _best(st, m, recheck, table, rel, base_major) if table is not None else None
     fixes = (
         (
             Fix(
@@ -230,7 +229,7 @@ def _cpu_build(st: Stage, m: Matrix, facts: Facts, v: JaxView, rel: JaxRelease |
 
 
 def _local_checks(
-    st: Stage, m: Matrix, facts: Facts, v: JaxView, rel: JaxRelease | None
+    st: Stage, m: Matrix, recheck: Recheck, v: JaxView, rel: JaxRelease | None
 ) -> Iterator[Finding]:
     """A build that uses the system's CUDA and cuDNN (`-local`, `_cudnnNN`, a monolithic jaxlib pin)."""
     assert v.major is not None
@@ -245,7 +244,7 @@ def _local_checks(
             pb is not None
             and pb.kind == "plugin"
             and pb.cuda_min
-            and verified(facts, m, f"{rel.version}+cuda{v.major}")
+            and verified(recheck, f"{rel.version}+cuda{v.major}")
         ):
             pip_fix.append(
                 Fix(
@@ -254,7 +253,7 @@ def _local_checks(
                 )
             )
         elif any(f"cuda{v.major}-pip" == e for e in rel.extras) and verified(
-            facts, m, f"{rel.version}+cuda{v.major}"
+            recheck, f"{rel.version}+cuda{v.major}"
         ):
             pip_fix.append(
                 Fix(
