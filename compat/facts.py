@@ -13,7 +13,14 @@ from typing import Any
 from compat._valueclass import valueclass
 from compat.errors import InputError
 from compat.schema_version import SCHEMA_VERSION
-from compat.versions import parse_arch, parse_cc, parse_dotted, parse_driver, parse_python, parse_version
+from compat.versions import (
+    parse_arch,
+    parse_cc,
+    parse_dotted,
+    parse_driver_input,
+    parse_python,
+    parse_version,
+)
 
 OS_NAMES = ("linux", "windows", "macos")
 
@@ -70,7 +77,7 @@ def _parse_jax(raw: str) -> str:
 FACT_PARSERS: dict[str, tuple[Callable[[str], str], str]] = {
     "os": (_parse_os, "operating system"),
     "python": (lambda r: str(parse_python(r)), "Python version"),
-    "driver": (lambda r: str(parse_driver(r)), "NVIDIA driver version"),
+    "driver": (lambda r: str(parse_driver_input(r)), "NVIDIA driver version"),
     "driver_cuda": (_parse_cuda, "highest CUDA version the driver supports"),
     "cuda": (_parse_cuda, "CUDA toolkit/runtime version"),
     "cudnn": (_parse_cudnn, "cuDNN version"),

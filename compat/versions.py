@@ -11,6 +11,7 @@ from compat._valueclass import valueclass
 from compat.errors import InputError
 
 _DRIVER_RE = re.compile(r"^\d{2,4}(\.\d{1,3}){1,2}$")
+_BRANCH_RE = re.compile(r"^[Rr]?(\d{3,4})$")
 _DOTTED_RE = re.compile(r"^\d+(\.\d+){0,3}$")
 _CC_RE = re.compile(r"^(\d{1,2})\.(\d)$")
 _ARCH_RE = re.compile(r"^(sm|compute)_(\d{1,2})(\d)([af]?)$")
@@ -49,6 +50,26 @@ def parse_driver(raw: str) -> Version:
     text = raw.strip()
     if not _DRIVER_RE.match(text):
         raise InputError(f"malformed driver version {raw!r} (expected e.g. 535.104.05)")
+    return Version(text)
+
+
+def driver_branch(raw: str) -> int | None:
+    """The branch number when `raw` names a driver branch only (`535`, `R570`), else None."""
+    m = _BRANCH_RE.match(raw.strip())
+    return int(m.group(1)) if m else None
+
+
+def parse_driver_input(raw: str) -> Version:
+    """A driver as a user gives it: a release (`535.104.05`) or a branch (`535`, `R535`; Version(535), which the
+    checks compare as that branch's first release, compat.checks.first_driver)."""
+    branch = driver_branch(raw)
+    if branch is not None:
+        return Version(str(branch))
+    text = raw.strip()
+    if not _DRIVER_RE.match(text):
+        raise InputError(
+            f"malformed driver version {raw!r} (expected e.g. 535.104.05, or a branch such as 535)"
+        )
     return Version(text)
 
 

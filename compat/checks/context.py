@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Union
 from packaging.version import Version
 
 from compat._valueclass import valueclass
+from compat.checks.first_driver import given_driver
 from compat.facts import Facts
 from compat.findings import Finding, Fix, Skip
 from compat.matrix import Matrix, TfRelease, TorchRelease, TorchVariant
@@ -89,6 +90,15 @@ class Ctx:
     notes: list[Finding] = field(default_factory=list)
     python_tag: str | None = None
     """The Python the wheel lists name: "3.13", or "3.13t" for free-threaded CPython (its own cp313t wheels)."""
+    driver_branch: int | None = None
+    """Set when only a driver branch was given (`--driver 535`): `driver` is then that branch's first release."""
+    driver_label: str | None = None
+    """How findings name the driver: `driver 535.104.05` or `driver branch R535 (compared as its first release
+    535.54.03)`; see driver_text()."""
+
+    def driver_text(self) -> str:
+        """`driver 535.104.05`, or `driver branch R535 (compared as its first release 535.54.03)`."""
+        return self.driver_label or f"driver {self.driver_raw or '?'}"
 
     def has_fact(self, name: str) -> bool:
         """Whether fact `name` is known: a scalar fact, or "gpus" (the GPU list), "cc" (a GPU compute
@@ -303,6 +313,10 @@ def build_context(facts: Facts, m: Matrix, require_gpu: bool = False) -> Ctx:
         tf=None,
         python_tag=python_wheel_tag(py.raw) if py and py.raw else None,
     )
+    if drv is not None and drv.raw is not None:
+        given = given_driver(m, drv.raw, drv.value, ctx.driver_os())
+        ctx.driver, ctx.driver_raw, ctx.driver_branch = given.version, given.raw, given.branch
+        ctx.driver_label = given.text()
     _build_gpus(ctx)
     _build_torch(ctx)
     _build_tf(ctx)

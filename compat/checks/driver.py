@@ -6,13 +6,22 @@ from collections.abc import Iterator
 
 from packaging.version import Version
 
-from compat.checks.context import Ctx, Result, Runtime, runtimes
+from compat.checks.context import Ctx, GpuInfo, Result, Runtime, runtimes
+from compat.checks.first_driver import FirstDriver, first_driver
 from compat.checks.registry import check
 from compat.checks.rules import driver_can_run, driver_requirement
 from compat.findings import Finding, Fix, Repair, Skip
 
 DRIVER_CUDA = "driver.cuda"
 DRIVER_GPU = "driver.gpu-support"
+DRIVER_GPU_NEW = "driver.gpu-too-new"
+DRIVER_BRANCH = "driver.branch"
+# GPUs the driver itself listed: it drives them, whatever a derived first driver says.
+_LIVE_SOURCES = ("nvml", "nvidia-smi")
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 @check(DRIVER_CUDA)
@@ -79,7 +88,7 @@ def check_driver_cuda(ctx: Ctx) -> Iterator[Result]:
                 warn = Finding(
                     DRIVER_CUDA,
                     "warning",
-                    f"Driver {ctx.driver_raw or '?'} cannot run programs built with the local CUDA {rt.cuda_raw} toolkit",
+                    f"{_cap(ctx.driver_text())} cannot run programs built with the local CUDA {rt.cuda_raw} toolkit",
                     f"The CUDA {rt.cuda_raw} toolkit ({rt.how}) needs driver ≥ {need}{floor_txt}; this driver is "
                     f"{ctx.driver_raw}. Nothing found here runs on it ({', '.join(others)} bring their own CUDA "
                     "runtime), but CUDA extensions, nvcc-built programs and JIT kernels built with it will fail at "
@@ -101,8 +110,8 @@ def check_driver_cuda(ctx: Ctx) -> Iterator[Result]:
             finding = Finding(
                 DRIVER_CUDA,
                 "error",
-                f"Driver {ctx.driver_raw or '?'} is too old for CUDA {rt.cuda_raw} ({rt.who})",
-                f"{rt.who} uses the CUDA {rt.cuda_raw} runtime ({rt.how}). NVIDIA driver {ctx.driver_raw} on "
+                f"{_cap(ctx.driver_text())} is too old for CUDA {rt.cuda_raw} ({rt.who})",
+                f"{rt.who} uses the CUDA {rt.cuda_raw} runtime ({rt.how}). NVIDIA {ctx.driver_text()} on "
                 f"{ctx.os_label()} cannot run it: {rel.name if rel else 'CUDA ' + rt.cuda_raw} needs driver ≥ {need}"
                 f"{floor_txt}. Expect 'CUDA driver version is insufficient for CUDA runtime version' or "
                 "'The NVIDIA driver on your system is too old'.",
@@ -117,8 +126,8 @@ def check_driver_cuda(ctx: Ctx) -> Iterator[Result]:
             finding = Finding(
                 DRIVER_CUDA,
                 "warning",
-                f"Driver {ctx.driver_raw} runs CUDA {rt.cuda_raw} ({rt.who}) only under minor-version compatibility",
-                f"{rel.name if rel else 'CUDA ' + rt.cuda_raw} ships with driver ≥ {own}; driver {ctx.driver_raw} is above "
+                f"{_cap(ctx.driver_text())} runs CUDA {rt.cuda_raw} ({rt.who}) only under minor-version compatibility",
+                f"{rel.name if rel else 'CUDA ' + rt.cuda_raw} ships with driver ≥ {own}; {ctx.driver_text()} is above "
                 f"the CUDA {rt.cuda.release[0]}.x floor ({floor}), so it runs with limits: PTX compiled by this "
                 "toolkit cannot be JIT-compiled (CUDA_ERROR_UNSUPPORTED_PTX_VERSION) and some newer APIs "
                 "return cudaErrorCallRequiresNewerDriver.",
@@ -200,9 +209,9 @@ def check_driver_gpu(ctx: Ctx) -> Iterator[Result]:
         yield Finding(
             DRIVER_GPU,
             "error",
-            f"Driver {ctx.driver_raw} does not support {g.label} ({g.cc.sm})",
-            f"NVIDIA's last driver branch for compute capability {g.cc} is R{row.last_driver}; driver "
-            f"{ctx.driver_raw} (R{branch}) does not drive {g.label}, so nvidia-smi and every framework see no GPU "
+            f"{_cap(ctx.driver_text())} does not support {g.label} ({g.cc.sm})",
+            f"NVIDIA's last driver branch for compute capability {g.cc} is R{row.last_driver}; "
+            f"{ctx.driver_text()} (R{branch}) does not drive {g.label}, so nvidia-smi and every framework see no GPU "
             f"(source: {row.last_driver_source}).",
             (
                 Fix(
@@ -214,3 +223,86 @@ def check_driver_gpu(ctx: Ctx) -> Iterator[Result]:
             {"driver": ctx.driver_raw, "cc": str(g.cc)},
             group="driver",
         )
+
+
+def _live_gpus(ctx: Ctx) -> set[str]:
+    return {g.name for g in ctx.facts.gpus or () if g.source in _LIVE_SOURCES and g.name}
+
+
+def undriven_gpus(ctx: Ctx) -> list[tuple[GpuInfo, FirstDriver]]:
+    """The GPUs (with their first driver) that the driver is too old to drive; the driver's own GPU list wins."""
+    if ctx.driver is None or not ctx.gpus or ctx.os == "macos":
+        return []
+    live = _live_gpus(ctx)
+    out = []
+    for g in ctx.gpus:
+        need = first_driver(ctx.m, g.cc, ctx.driver_os()) if g.cc is not None else None
+        if need is not None and not need.drives(ctx.driver) and g.label not in live:
+            out.append((g, need))
+    return out
+
+
+@check(DRIVER_GPU_NEW)
+def check_driver_gpu_too_new(ctx: Ctx) -> Iterator[Result]:
+    """A driver older than the first one that drives the GPU's architecture (R470 under an H100, R560 under an
+    RTX 5090): the driver does not load for it, so nothing can use the GPU."""
+    if ctx.driver is None or not ctx.gpus or ctx.os == "macos":
+        return
+    live = _live_gpus(ctx)
+    named = [g for g in ctx.gpus if g.label not in live]
+    if not named:
+        return  # the driver listed every GPU: it drives them
+    if not any(g.cc is not None and first_driver(ctx.m, g.cc, ctx.driver_os()) is not None for g in named):
+        ccs = ", ".join(sorted({str(g.cc) for g in named if g.cc is not None})) or "unknown"
+        yield Skip(
+            DRIVER_GPU_NEW,
+            f"the first driver for compute capability {ccs} is not in the matrix "
+            f"(matrix/gpu_drivers.yaml; the GPU's compute capability must be known)",
+        )
+        return
+    for g, need in undriven_gpus(ctx):
+        assert g.cc is not None
+        yield Finding(
+            DRIVER_GPU_NEW,
+            "error",
+            f"{_cap(ctx.driver_text())} cannot drive {g.label} ({need.architecture}, {g.cc.sm})",
+            f"{need.architecture} GPUs (compute capability {g.cc}) need NVIDIA driver ≥ {need.need} on "
+            f"{ctx.os_label()}; {ctx.driver_text()} predates them, so it does not load for {g.label}: nvidia-smi "
+            "says 'No devices were found' and every framework sees no GPU (torch.cuda.is_available() is False), "
+            f"whatever is installed. First driver: {need.basis(ctx.os_label())}.",
+            (
+                Fix(
+                    f"Install an NVIDIA driver from branch R{need.branch} or newer ({need.architecture} needs it "
+                    "before any framework can use the GPU)",
+                    kind="manual",
+                ),
+            ),
+            {"driver": ctx.driver_raw, "cc": str(g.cc), "first_driver": need.raw},
+            group="driver",
+            repair=Repair(("driver",), static="fallback"),
+        )
+
+
+@check(DRIVER_BRANCH)
+def check_driver_branch(ctx: Ctx) -> Iterator[Result]:
+    """A driver given as a branch (`--driver 535`): say which release the checks compared."""
+    if ctx.driver_branch is None:
+        return
+    b = ctx.driver_branch
+    listed = ctx.driver_raw is not None and not ctx.driver_raw.endswith(".0")
+    yield Finding(
+        DRIVER_BRANCH,
+        "info",
+        f"Driver given as branch R{b}: compared as {'its first release ' if listed else ''}{ctx.driver_raw}",
+        (
+            f"Only the branch was given, so every check compares its first release, {ctx.driver_raw} (the "
+            f"earliest R{b} release NVIDIA's CUDA Toolkit release notes list in Table 3, matrix/cuda.yaml). "
+            if listed
+            else f"Only the branch was given and the matrix lists no R{b} release, so checks compare "
+            f"{ctx.driver_raw}. "
+        )
+        + f"A later R{b} release may run newer CUDA releases: give the full version (nvidia-smi) to be exact.",
+        (),
+        {"driver": ctx.driver_raw, "branch": str(b)},
+        group="driver",
+    )

@@ -223,11 +223,12 @@ def side_file_owners() -> tuple[ModuleType, ...]:
     """Every module that owns a matrix side file: importing one registers its file's validator
     (compat.matrixfiles), so `compat matrix validate` checks every file. A new side file's owner goes here."""
     from compat import jaxmatrix
+    from compat.checks import first_driver
     from compat.dockerfile import drivers, images
     from compat.explain import catalogue, error_codes
     from compat.probes import health
 
-    return (catalogue, error_codes, images, drivers, health, jaxmatrix)
+    return (catalogue, error_codes, images, drivers, health, jaxmatrix, first_driver)
 
 
 EXAMPLE_KEYS = {

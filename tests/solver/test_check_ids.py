@@ -29,6 +29,8 @@ PRODUCERS: dict[str, dict[str, Optional[str]]] = {
     "jax.cudnn": {"jax": "0.10.2+cuda12", "cudnn": "9.1.0"},
     "driver.cuda": {"torch": "2.1.0+cu121", "driver": "470.82.01"},
     "driver.gpu-support": {"driver": "535.104.05", "gpu": "Tesla K80"},
+    "driver.gpu-too-new": {"driver": "470.82.01", "gpu": "H100"},
+    "driver.branch": {"driver": "535"},
     "toolkit.arch": {"cuda": "11.7", "gpu": "RTX 4090"},
     "wheel.arch": {"torch": "2.15.0", "gpu": "GTX 1080"},
     "python.framework": {"torch": "2.4.0", "python": "3.13"},
