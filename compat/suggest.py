@@ -16,7 +16,7 @@ from packaging.version import Version
 from compat._valueclass import valueclass
 from compat.checks.arch import WHEEL_ARCH
 from compat.checks.context import Ctx, build_context
-from compat.checks.driver import DRIVER_CUDA, check_driver_gpu
+from compat.checks.driver import DRIVER_CUDA, check_driver_gpu, check_driver_gpu_too_new, undriven_gpus
 from compat.checks.python import PYTHON_FRAMEWORK
 from compat.checks.rules import driver_requirement
 from compat.checks.tensorflow import TF_WINDOWS
@@ -364,7 +364,7 @@ def suggest(facts: Facts, m: Matrix) -> Suggestion:
     # A driver branch that no longer drives this GPU blocks everything: answer for the branch that does.
     unsupported = [f for f in check_driver_gpu(ctx) if isinstance(f, Finding)]
     first: list[dict[str, str]] = []
-    branch_note = ""
+    branch_note = jax_note = ""
     if unsupported:
         first = [
             {"what": "every GPU build", "why": f"{unsupported[0].title}: {unsupported[0].fixes[0].text}"}
@@ -387,6 +387,19 @@ def suggest(facts: Facts, m: Matrix) -> Suggestion:
             )
         ctx = build_context(facts, m)
         branch_note = f" (after switching to the R{last} driver branch)"
+    elif undriven := undriven_gpus(ctx):
+        # A driver older than the GPU drives nothing: the driver must change first; answer for the one it needs.
+        too_old = [f for f in check_driver_gpu_too_new(ctx) if isinstance(f, Finding)]
+        need = max((n for _, n in undriven), key=lambda n: n.branch)
+        first = [
+            {
+                "what": "every GPU build",
+                "why": f"{too_old[0].title}: the driver must change first (R{need.branch} or newer)",
+            }
+        ]
+        facts = apply_changes(facts, {"driver": need.raw})
+        ctx = build_context(facts, m)
+        branch_note = jax_note = f" (after upgrading the driver to R{need.branch} or newer, ≥ {need.raw})"
     t, tb, tr = suggest_torch(ctx, facts, want_gpu)
     f, fb, fr = suggest_tf(ctx, facts, want_gpu)
     for pick in (t, f):
@@ -404,6 +417,9 @@ def suggest(facts: Facts, m: Matrix) -> Suggestion:
         s.unavailable["tensorflow"] = fr
         s.manual["tensorflow"] = MANUAL["tensorflow"]
     s.jax, jr = suggest_jax(ctx, facts, want_gpu)
+    if s.jax is not None and jax_note:
+        s.jax.reason += jax_note
+        s.jax.changes["driver"] = ctx.driver_raw or ""
     if s.jax is None and jr:
         s.unavailable["jax"] = jr
     return s

@@ -226,6 +226,10 @@ def check_driver_gpu(ctx: Ctx) -> Iterator[Result]:
 
 
 def _live_gpus(ctx: Ctx) -> set[str]:
+    """The GPUs this very driver listed (not when the driver is overridden or given: that one listed nothing)."""
+    drv = ctx.facts.get("driver")
+    if drv is None or drv.source not in _LIVE_SOURCES:
+        return set()
     return {g.name for g in ctx.facts.gpus or () if g.source in _LIVE_SOURCES and g.name}
 
 

@@ -97,7 +97,10 @@ def register(app: typer.Typer) -> None:
     @app.command("check")
     def check(
         driver: Optional[str] = typer.Option(
-            None, "--driver", metavar="V", help="NVIDIA driver version, e.g. 535.104.05."
+            None,
+            "--driver",
+            metavar="V",
+            help="NVIDIA driver version, e.g. 535.104.05, or a branch (535: compared as its first release).",
         ),
         os_name: Optional[str] = typer.Option(
             None,
@@ -132,7 +135,8 @@ def register(app: typer.Typer) -> None:
             None,
             "--target-driver",
             metavar="V",
-            help="Check what is installed in this environment (e.g. inside `docker build`) against driver V.",
+            help="Check what is installed in this environment (e.g. inside `docker build`) against driver V "
+            "(or a branch: 570).",
         ),
         json_out: bool = JSON_OPT,
         show_skipped: bool = SHOW_SKIPPED_OPT,

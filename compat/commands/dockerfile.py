@@ -49,7 +49,7 @@ def register(app: typer.Typer) -> None:
             None,
             "--target-driver",
             metavar="V",
-            help="NVIDIA driver of the machines that will run the image.",
+            help="NVIDIA driver of the machines that will run the image (or a branch: 570, its first release).",
         ),
         target_gpu: Optional[str] = typer.Option(
             None, "--target-gpu", metavar="NAME", help="GPU the image will run on."

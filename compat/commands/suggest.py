@@ -27,7 +27,9 @@ def _live_facts(python: Optional[str]) -> Facts:
 def register(app: typer.Typer) -> None:
     @app.command("suggest")
     def suggest_cmd(
-        driver: Optional[str] = typer.Option(None, "--driver", metavar="V", help="NVIDIA driver version."),
+        driver: Optional[str] = typer.Option(
+            None, "--driver", metavar="V", help="NVIDIA driver version (or a branch: 535)."
+        ),
         gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="GPU name."),
         cc: Optional[str] = typer.Option(None, "--cc", metavar="X.Y", help="GPU compute capability."),
         python: Optional[str] = typer.Option(

@@ -8,6 +8,7 @@ from typing import Any
 
 from packaging.version import Version
 
+from compat.checks.first_driver import given_driver
 from compat.checks.rules import arch_support, driver_can_run, driver_requirement
 from compat.dockerfile.model import (
     ARCH_LIST,
@@ -453,7 +454,8 @@ def _check_require_cuda(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding
         return
     if "NVIDIA_DISABLE_REQUIRE" in st.env and st.env["NVIDIA_DISABLE_REQUIRE"] not in ("", "0", "false"):
         return
-    drv = Version(make_fact("driver", opts.target_driver, "--target-driver").value or "0")
+    given = make_fact("driver", opts.target_driver, "--target-driver")
+    drv = given_driver(m, given.raw or "0", given.value, "linux").version  # `570`: the branch's first release
     cuda = Version(st.cuda.value)
     state = driver_can_run(m, drv, cuda, "linux")
     if state != "minor":

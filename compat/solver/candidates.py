@@ -15,6 +15,7 @@ from packaging.version import Version
 
 from compat._valueclass import valueclass
 from compat.checks.context import Ctx
+from compat.checks.driver import undriven_gpus
 from compat.checks.rules import arch_support, driver_can_run
 from compat.installcmd import installer, pypi_default_tag, tf_command, torch_command
 from compat.matrix import TfRelease, TorchRelease
@@ -54,6 +55,8 @@ class Candidate:
 def _driver_runs(ctx: Ctx, cuda: str | None) -> bool:
     if ctx.driver is None or cuda is None or ctx.os == "macos":
         return True
+    if undriven_gpus(ctx):  # a driver older than the GPU runs no GPU build: the driver must change first
+        return False
     return driver_can_run(ctx.m, ctx.driver, Version(cuda), ctx.driver_os()) in ("ok", "minor")
 
 

@@ -20,8 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # Stacks and the fixes `compat check` gave for them before fixes became a stage of their own (issue 26): text and
 # changes, in order. The first of each pair is the solver's cheapest re-checked change.
 CASES: list[tuple[dict[str, Optional[str]], bool, str, list[tuple[str, dict[str, str]]]]] = [
-    (  # driver too old for the torch wheel's CUDA: another variant, else a driver upgrade
-        {"torch": "2.5.1+cu121", "driver": "470.82.01", "gpu": "RTX 4090", "python": "3.12"},
+    (  # driver too old for the torch wheel's CUDA: another variant, else a driver upgrade (an RTX 3090: R470 drives
+        # Ampere; an RTX 4090 it cannot drive at all, driver.gpu-too-new)
+        {"torch": "2.5.1+cu121", "driver": "470.82.01", "gpu": "RTX 3090", "python": "3.12"},
         False,
         "driver.cuda",
         [
@@ -176,7 +177,7 @@ def test_the_recheck_memo_is_local_to_one_call(matrix: Any, monkeypatch: pytest.
         return resolve(*a, **k)
 
     monkeypatch.setattr("compat.solver.solve.resolve", counting)
-    facts = facts_of(torch="2.5.1+cu121", driver="470.82.01", gpu="RTX 4090", python="3.12")
+    facts = facts_of(torch="2.5.1+cu121", driver="470.82.01", gpu="RTX 3090", python="3.12")
     first = check_stack(facts, matrix)
     n = len(calls)
     assert n > 1  # the unchanged stack and at least one candidate
@@ -204,7 +205,7 @@ def test_one_closure_rule() -> None:
 
 
 def test_fixes_for_goes_through_the_pipeline(matrix: Any) -> None:
-    facts = facts_of(torch="2.5.1+cu121", driver="470.82.01", gpu="RTX 4090", python="3.12")
+    facts = facts_of(torch="2.5.1+cu121", driver="470.82.01", gpu="RTX 3090", python="3.12")
     got = fixes_for(facts, matrix, "driver.cuda", "torch", "torch")
     assert [x.change_map for x in got] == [{"torch": "2.5.1+cu118"}]
     assert fixes_for(facts, matrix, "driver.cuda", "torch", "driver")[0].change_map == {"driver": "530.30.02"}
