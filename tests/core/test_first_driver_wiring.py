@@ -181,3 +181,32 @@ def test_the_validator_names_each_problem(mutate: Any, message: str) -> None:
     mutate(doc)
     problems = validate_document(doc)
     assert problems and any(message in p for p in problems), problems
+
+
+def test_sweep_suggest_on_each_architecture_and_branch_passes_check(matrix: Matrix) -> None:
+    """One GPU per compute capability (Jetson aside) x the branches 470, 535, 560, 570, 580 (each compared as its
+    first release): what suggest proposes, with the changes it names, has no error in check; where the branch
+    cannot drive the GPU it says so first and its picks carry the driver change."""
+    from compat.checks.context import build_context
+    from compat.checks.driver import undriven_gpus
+    from compat.facts import apply_flags
+
+    one: dict[str, str] = {}
+    for g in matrix.gpus:
+        if g.segment != "jetson":
+            one.setdefault(str(g.cc), g.name)
+    picks = undriven = 0
+    for name in one.values():
+        for branch in ("470", "535", "560", "570", "580"):
+            facts = facts_of(driver=branch, gpu=name, python="3.12")
+            s = suggest(facts, matrix)
+            if undriven_gpus(build_context(facts, matrix)):
+                undriven += 1
+                assert s.blocked and s.blocked[0]["what"] == "every GPU build", (name, branch)
+            for p in (s.torch, s.tensorflow):
+                if p is None:
+                    continue
+                picks += 1
+                rep = check_stack(apply_flags(facts, p.changes), matrix)
+                assert [f.id for f in rep.findings if f.severity == "error"] == [], (name, branch, p.changes)
+    assert picks > 100 and undriven >= 10, (picks, undriven)
