@@ -2,12 +2,43 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from compat.explain.render import fix_lines
+from compat.findings import Fix
 from compat.record.document import RunRecord
 from compat.record.timeline import fmt_bytes, peak, series, sparkline
 
 WIDTH = 40
+
+
+def parse_fixes(rows: Any) -> list[Fix]:
+    out: list[Fix] = []
+    for x in rows if isinstance(rows, list) else []:
+        try:
+            if isinstance(x, Mapping) and x.get("text"):
+                out.append(Fix.from_json(x))
+        except (TypeError, ValueError):  # a record written by another version: show what reads
+            continue
+    return out
+
+
+def verdict_fixes(v: Mapping[str, Any]) -> list[Fix]:
+    """What to do about the end of a run: the fixes of the verdict's own finding; when it has none (a signal,
+    a bare exit status), those of explain's reading of the output, which may still name the cause."""
+    findings = v.get("findings") or []
+    own = parse_fixes(findings[0].get("fixes")) if findings and v.get("outcome") != "ok" else []
+    if own:
+        return own
+    explained = v.get("explain") or []
+    return parse_fixes(explained[0].get("fixes")) if explained and v.get("outcome") != "ok" else []
+
+
+def other_findings(v: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The findings besides the verdict's own (on a run that ended well, all of them)."""
+    findings = list(v.get("findings") or [])
+    return findings if v.get("outcome") == "ok" else findings[1:]  # else the first is the verdict itself
 
 
 def _line(label: str, pts: list[tuple[float, float]], top: Any) -> str | None:
@@ -45,13 +76,14 @@ def summary(rec: RunRecord, report_dir: str | None = None) -> str:
         )
     if not rec.kernel_log.get("readable"):
         lines.append(f"  kernel log: {rec.kernel_log.get('reason') or 'not read'}")
-    findings = v.get("findings", [])
-    for f in findings if v.get("outcome") == "ok" else findings[1:]:  # else the first is the verdict itself
+    for f in other_findings(v):
         lines.append(f"  {f['severity']}: {f['title']}")
+        lines += fix_lines(parse_fixes(f.get("fixes"))[:2], "    ")
     if v.get("headroom"):
         lines.append(f"  {v['headroom']}")
     for n in rec.notes[:3]:
         lines.append(f"  note: {n}")
+    lines += fix_lines(verdict_fixes(v), "  ")
     if report_dir:
         lines.append(f"  report: {report_dir}/report.html, {report_dir}/run.json")
     return "\n".join(lines) + "\n"
