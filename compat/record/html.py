@@ -12,7 +12,7 @@ from compat.explain.render import shown_command
 from compat.findings import Fix
 from compat.record.chart import esc, svg_plot
 from compat.record.document import RunRecord, signal_name
-from compat.record.summary import other_findings, parse_fixes, verdict_fixes
+from compat.record.summary import other_findings, parse_fixes, run_fixes, verdict_fixes
 from compat.record.timeline import fmt_bytes, fmt_t, series
 from compat.record.verdict import clock
 
@@ -169,7 +169,7 @@ def render_html(rec: RunRecord) -> str:
         body.append("<ul>" + "".join(f"<li>{esc(d)}</li>" for d in v["deciding"]) + "</ul>")
     if v.get("headroom"):
         body.append(f"<p>{esc(v['headroom'])}</p>")
-    shown = verdict_fixes(v)
+    shown = run_fixes(rec)
     if shown:
         body.append("<h3>What to do</h3>" + fixes_html(shown))
     body.append("</div>")
@@ -188,7 +188,7 @@ def render_html(rec: RunRecord) -> str:
     if v.get("explain"):
         body.append("<h2>compat explain on the output</h2><ul>")
         for d in v["explain"]:
-            more = [f for f in parse_fixes(d.get("fixes")) if f not in shown][:3]
+            more = [f for f in parse_fixes(d.get("fixes")) if f not in verdict_fixes(v)][:3]
             body.append(
                 f"<li>{esc(d.get('title'))} ({esc(d.get('category'))}, confidence {esc(d.get('confidence'))})"
                 + fixes_html(more)

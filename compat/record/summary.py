@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,15 +25,37 @@ def parse_fixes(rows: Any) -> list[Fix]:
     return out
 
 
+PLACEHOLDER = "python train.py"
+"""How explain's catalogue writes "your command" (CUDA_LAUNCH_BLOCKING=1 python train.py)."""
+
+
+def _first(rows: Any) -> Mapping[str, Any]:
+    return rows[0] if isinstance(rows, list) and rows and isinstance(rows[0], Mapping) else {}
+
+
 def verdict_fixes(v: Mapping[str, Any]) -> list[Fix]:
     """What to do about the end of a run: the fixes of the verdict's own finding; when it has none (a signal,
     a bare exit status), those of explain's reading of the output, which may still name the cause."""
-    findings = v.get("findings") or []
-    own = parse_fixes(findings[0].get("fixes")) if findings and v.get("outcome") != "ok" else []
-    if own:
-        return own
-    explained = v.get("explain") or []
-    return parse_fixes(explained[0].get("fixes")) if explained and v.get("outcome") != "ok" else []
+    if v.get("outcome") == "ok":
+        return []
+    return parse_fixes(_first(v.get("findings")).get("fixes")) or parse_fixes(
+        _first(v.get("explain")).get("fixes")
+    )
+
+
+def run_fixes(rec: RunRecord) -> list[Fix]:
+    """The verdict's fixes, with the recorded command in place of the catalogue's `python train.py` (a run of
+    `torchrun train.py --cfg a.yaml` is told `CUDA_LAUNCH_BLOCKING=1 torchrun train.py --cfg a.yaml`)."""
+    fixes = verdict_fixes(rec.verdict or {})
+    if rec.kind != "run" or not rec.command:
+        return fixes
+    own = shlex.join(rec.command)
+    return [
+        Fix(f.text, f.command.replace(PLACEHOLDER, own), f.kind, f.changes)
+        if f.kind == "shell" and f.command and PLACEHOLDER in f.command
+        else f
+        for f in fixes
+    ]
 
 
 def other_findings(v: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -83,7 +106,7 @@ def summary(rec: RunRecord, report_dir: str | None = None) -> str:
         lines.append(f"  {v['headroom']}")
     for n in rec.notes[:3]:
         lines.append(f"  note: {n}")
-    lines += fix_lines(verdict_fixes(v), "  ")
+    lines += fix_lines(run_fixes(rec), "  ")
     if report_dir:
         lines.append(f"  report: {report_dir}/report.html, {report_dir}/run.json")
     return "\n".join(lines) + "\n"

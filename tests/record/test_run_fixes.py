@@ -90,6 +90,16 @@ def test_report_html_lists_the_fixes_with_their_commands() -> None:
     assert "<code>assert labels.min() &gt;= 0 and labels.max() &lt; num_classes</code>" in page
 
 
+def test_the_fixes_name_the_recorded_command() -> None:
+    rec = illegal_access_run()
+    rec.command = ["torchrun", "--nproc-per-node", "8", "train.py", "--cfg", "a b.yaml"]
+    want = "CUDA_LAUNCH_BLOCKING=1 torchrun --nproc-per-node 8 train.py --cfg 'a b.yaml'"
+    assert f"$ {want}" in summary(rec)
+    assert f"<code>$ {want.replace(chr(39), '&#x27;')}</code>" in render_html(rec)
+    # the record keeps explain's words; only the views put the command in
+    assert "CUDA_LAUNCH_BLOCKING=1 python train.py" in json.dumps(rec.to_json())
+
+
 def test_an_old_record_with_an_unknown_fix_kind_still_renders() -> None:
     doc = illegal_access_run().to_json()
     for x in _fix_rows(doc):
@@ -111,6 +121,17 @@ def test_a_python_fix_is_kind_python_in_run_json() -> None:
         for x in d["fixes"]:
             if x["command"] and x["command"].startswith("assert "):
                 assert x["kind"] == "python"
+
+
+def test_run_schema_names_the_fix_kinds() -> None:
+    import jsonschema
+
+    schema = json.loads((Path(__file__).parents[2] / "compat" / "record" / "run.schema.json").read_text())
+    doc = illegal_access_run().to_json()
+    jsonschema.validate(doc, schema)
+    doc["verdict"]["findings"][0]["fixes"][0]["kind"] = "bash"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(doc, schema)
 
 
 # ------------------------------------------------------------------ the report: no None, labels inside
@@ -230,7 +251,8 @@ def test_every_svg_label_stays_inside_the_viewbox(make) -> None:  # type: ignore
 def test_the_end_label_is_not_clipped() -> None:
     page = render_html(_killed())
     chart = svgs(page)[0]
-    w = float((chart.get("viewBox") or "0 0 0 0").split()[2])
+    vb = chart.get("viewBox")
+    w = float(vb.split()[2]) if vb else float(chart.get("width") or 0)
     ends = [t for t in chart.iter("{http://www.w3.org/2000/svg}text") if (t.text or "").startswith("end")]
     assert ends
     assert all(text_box(t)[2] <= w for t in ends)
