@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 from compat.explain.catalogue import default_catalogue
 from compat.explain.render import render
@@ -63,3 +64,35 @@ def test_explain_does_not_show_python_as_a_shell_command() -> None:
     )
     assert "assert labels.min() >= 0" in out
     assert "$ assert" not in out
+
+
+def _literal(node: ast.expr | None) -> str | None:
+    """A string the code writes (an f-string with its fields as `1`), else None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "1" for v in node.values)  # type: ignore[misc]
+    return None
+
+
+def test_every_fix_written_in_the_code_has_a_truthful_kind() -> None:
+    """Fixes built in Python (checks, the recorder, the smoke tests): the same rule as the catalogue's."""
+    root = Path(__file__).resolve().parents[2] / "compat"
+    seen, wrong = 0, []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Fix"):
+                continue
+            kw = {k.arg: k.value for k in node.keywords}
+            command = _literal(node.args[1] if len(node.args) > 1 else kw.get("command"))
+            if not command:
+                continue
+            kind_node = node.args[2] if len(node.args) > 2 else kw.get("kind")
+            if kind_node is not None and _literal(kind_node) is None:
+                continue  # a kind computed at run time: the catalogue test covers the data it comes from
+            kind = _literal(kind_node) or "shell"
+            seen += 1
+            if kind != ("python" if is_python_code(command) else "shell") and kind != "config":
+                wrong.append(f"{path.relative_to(root)}:{node.lineno} {kind} {command}")
+    assert seen > 10
+    assert not wrong, wrong
