@@ -125,7 +125,8 @@ def svg_plot(
         yy = y(v)
         body.append(f'<line x1="{PAD_L}" x2="{PAD_L + pw}" y1="{_num(yy)}" y2="{_num(yy)}" class="limit"/>')
         ly = yy - 3 if yy - 3 - FONT["ax"] >= PAD_T else yy + FONT["ax"] + 1
-        body.append(_text(PAD_L + pw - 2, ly, "ax", fit(label, "ax", pw / 2), "end"))
+        # at the left: the end of the run is marked at the right, often at the same height as a limit it hit
+        body.append(_text(PAD_L + 4, ly, "ax", fit(label, "ax", pw / 2)))
     for k, (t, label) in enumerate(sorted(events, key=lambda e: e[0])):
         ex = x(t)
         body.append(f'<line x1="{_num(ex)}" x2="{_num(ex)}" y1="{PAD_T}" y2="{PAD_T + PH}" class="event"/>')
