@@ -47,6 +47,21 @@ class Fix:
     def to_json(self) -> dict[str, Any]:
         return {"text": self.text, "command": self.command, "kind": self.kind, "changes": dict(self.changes)}
 
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Fix:
+        """The fix of a stored document (a run.json, a report); a kind this version does not know reads as
+        the default for its command (an older or newer record still renders)."""
+        kind = str(d.get("kind") or "")
+        raw = d.get("changes")
+        changes: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+        cmd = d.get("command")
+        return cls(
+            str(d.get("text") or ""),
+            str(cmd) if cmd else None,
+            kind if kind in FIX_KINDS else "",
+            tuple(sorted((str(k), str(v)) for k, v in changes.items())),
+        )
+
 
 REPAIR_STATIC = ("after", "before", "fallback")
 

@@ -78,7 +78,7 @@ def check_resources(ctx: Ctx) -> Iterator[Result]:
                         "Give the container more shared memory",
                         "docker run --shm-size=8g ...  # or --ipc=host",
                     ),
-                    Fix("Or load data in the main process", "DataLoader(..., num_workers=0)"),
+                    Fix("Or load data in the main process", "DataLoader(..., num_workers=0)", "python"),
                 ),
                 {"shm_total": shm.total},
                 group="resources",
@@ -138,6 +138,7 @@ def check_resources(ctx: Ctx) -> Iterator[Result]:
                 Fix(
                     f"Use at most {max(1, int(quota))} DataLoader workers",
                     f"DataLoader(..., num_workers={max(1, int(quota))})",
+                    "python",
                 ),
             ),
             {"cpu_quota": quota, "cpus": cpus},

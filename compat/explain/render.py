@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 from compat.explain.diagnosis import Diagnosis
+from compat.findings import Fix
 from compat.render import Style, use_color
 
 WIDTH = 100
@@ -83,11 +84,25 @@ def _one(d: Diagnosis, st: Style, *, primary: bool) -> list[str]:
     cc = d.facts.get("cross_check")
     if cc:
         lines.append(f"{ind[:-2]}{st('Cross-check: ' + str(cc), 'dim')}")
-    fixes = d.fixes if primary else d.fixes[:2]
-    if fixes:
-        lines.append(f"{ind[:-2]}Fix:")
-        for f in fixes:
-            lines += _wrap(f"→ {f.text}", ind, "  ")
-            if f.command:
-                lines.append(f"{ind}  {st(('$ ' if f.kind == 'shell' else '') + f.command, 'bold')}")
+    lines += fix_lines(d.fixes if primary else d.fixes[:2], ind[:-2], st)
+    return lines
+
+
+def shown_command(f: Fix) -> str:
+    """A fix's command as it is shown: a shell command after "$ ", Python code or a config line as it is."""
+    return ("$ " if f.kind == "shell" else "") + (f.command or "")
+
+
+def fix_lines(fixes: Sequence[Fix], indent: str, st: Style | None = None) -> list[str]:
+    """The "Fix:" block at `indent`: each fix's sentence, and under it its command (also for a run's summary
+    and `compat explain --last`, so every view of a fix reads the same)."""
+    if not fixes:
+        return []
+    st = st or Style(False)
+    ind = indent + "  "
+    lines = [f"{indent}Fix:"]
+    for f in fixes:
+        lines += _wrap(f"→ {f.text}", ind, "  ")
+        if f.command:
+            lines.append(f"{ind}  {st(shown_command(f), 'bold')}")
     return lines

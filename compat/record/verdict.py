@@ -428,7 +428,7 @@ def verdict_of(rec: RunRecord, explained: Sequence[Any] = ()) -> RunVerdict:
             "error",
             title,
             top.get("explanation", ""),
-            tuple(Fix(x["text"], x.get("command")) for x in top.get("fixes", [])),
+            tuple(Fix.from_json(x) for x in top.get("fixes", [])),  # its kind kept: Python stays python
             group="stack",
         )
         return RunVerdict("error", title, tuple(deciding), (f, *extra), exp)

@@ -107,3 +107,59 @@ def test_report_in_a_real_browser_runs_no_script(tmp_path: Path) -> None:
         page.as_uri(),
     )
     assert shot.exists() and shot.stat().st_size > 10_000
+
+
+# Issue 31: what a reader sees, measured by the browser. The report runs no script (its CSP forbids it), so the
+# test measures a copy without the CSP, with a script of its own that writes what it found into the page.
+MEASURE = """<script>
+const bad = [];
+for (const svg of document.querySelectorAll("svg")) {
+  const [x0, y0, w, h] = svg.getAttribute("viewBox").split(" ").map(Number);
+  for (const t of svg.querySelectorAll("text")) {
+    const b = t.getBBox();
+    if (b.x < x0 - 0.5 || b.y < y0 - 0.5 || b.x + b.width > x0 + w + 0.5 || b.y + b.height > y0 + h + 0.5)
+      bad.push(t.textContent + " @ " + [b.x, b.y, b.width, b.height].map(Math.round).join(","));
+  }
+}
+const junk = document.body.innerText.match(/\\b(None|null|nan|NaN|undefined)\\b/g) || [];
+const out = document.createElement("pre");
+out.id = "measured";
+out.textContent = "MEASURED " + JSON.stringify({svgs: document.querySelectorAll("svg").length, bad, junk});
+document.body.appendChild(out);
+</script>"""
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (Debian: apt-get install chromium)")
+def test_report_in_a_real_browser_shows_no_none_and_keeps_labels_inside(tmp_path: Path) -> None:
+    import json
+
+    from tests.record.test_run_fixes import _killed, container_run, gpu_run, illegal_access_run
+
+    for name, rec in (
+        ("illegal", illegal_access_run()),
+        ("container", container_run()),
+        ("killed", _killed()),
+        ("gpus", gpu_run(8)),
+        ("evil", evil_record()),
+    ):
+        page = render_html(rec)
+        if name == "illegal":  # as shipped: the CSP stays, nothing runs; the visible text has no None
+            shipped = tmp_path / f"{name}.html"
+            shipped.write_text(page, encoding="utf-8")
+            dom = _chromium(tmp_path / "profile", "--dump-dom", shipped.as_uri()).stdout
+            assert "<svg" in dom and "$ CUDA_LAUNCH_BLOCKING=1 python train.py" in dom, name
+            text = re.sub(r"<[^>]+>", " ", dom.split("<body>", 1)[1])
+            assert not re.findall(r"\b(None|null|nan|NaN|undefined)\b", text), name
+        # measured: every <text> box (as the browser lays it out) inside its chart's viewBox
+        probe = tmp_path / f"{name}-measure.html"
+        probe.write_text(
+            re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page).replace(
+                "</body>", MEASURE + "</body>"
+            ),
+            encoding="utf-8",
+        )
+        r = _chromium(tmp_path / "profile", "--dump-dom", probe.as_uri())
+        m = re.search(r"MEASURED (\{.*?\})</pre>", r.stdout)
+        assert m, (name, r.stderr[-2000:])
+        got = json.loads(m.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+        assert got["svgs"] >= 1 and got["bad"] == [] and got["junk"] == [], (name, got)
