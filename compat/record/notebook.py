@@ -101,7 +101,8 @@ def _pending(key: str, pid: int, environ: Mapping[str, str] | None) -> list[str]
 
 def _wait_record(base: str, deadline: float) -> dict[str, Any] | None:
     """The record the watcher writes for `base`, waiting until `deadline` (monotonic) for it to appear."""
-    from compat.record.host import pid_alive, read_text
+    from compat.cache import read_own
+    from compat.record.host import pid_alive
 
     watcher: int | None = None
     while True:
@@ -109,8 +110,8 @@ def _wait_record(base: str, deadline: float) -> dict[str, Any] | None:
         if doc is not None and doc.get("verdict"):
             return doc
         if watcher is None:
-            text = read_text(base + ".watcher", 32)
-            watcher = int(text) if text and text.strip().isdigit() else None
+            raw = read_own(base + ".watcher", 32)  # the watcher's pid; a FIFO there must not hang the kernel
+            watcher = int(raw) if raw and raw.strip().isdigit() else None
         elif not pid_alive(watcher)[0]:
             doc = store.load(base + ".json")  # it may have written the record just before it ended
             return doc if doc is not None and doc.get("verdict") else None

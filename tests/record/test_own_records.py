@@ -276,3 +276,13 @@ def test_a_clean_exit_is_not_waited_for(cache: Path, monkeypatch: pytest.MonkeyP
     t0 = time.monotonic()
     assert "previous kernel" not in _load(monkeypatch, "k5")
     assert time.monotonic() - t0 < 2.0
+
+
+def test_a_fifo_as_the_watcher_file_does_not_hang_the_next_kernel(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pid, _ = _died(cache, "k6", None)
+    fifo = cache / "records" / f"notebook-k6-{pid}.watcher"
+    os.mkfifo(fifo)
+    out = finishes(lambda: _load(monkeypatch, "k6", wait_s=0.3), fifo)
+    assert f"the previous kernel (pid {pid}) ended without a clean exit" in out
