@@ -294,12 +294,20 @@ def explain_last(
     from compat.record.verdict_document import RunVerdictDocument
     from compat.schema_version import SCHEMA_VERSION
 
-    found = store.latest(environ)
+    skipped: list[tuple[str, str]] = []
+    found = store.latest(environ, skipped=skipped)
     if found is None:
+        damaged = (
+            f"; skipped {len(skipped)} damaged record(s), the newest {skipped[0][0]}: {skipped[0][1]}"
+            if skipped
+            else ""
+        )
         raise InputError(
             f"no recorded run in {store.records_dir(environ)} (record one with compat run, compat watch "
-            "or %load_ext compat)"
+            f"or %load_ext compat){damaged}"
         )
+    for path, why in skipped:  # one warning each, then the record before them
+        store.warn_skipped(path, why)
     path, doc = found
     v = doc.get("verdict") or {}
     fmt = fmt or ("json" if json_out else "text")

@@ -183,28 +183,34 @@ def warn_skipped(path: str, why: str) -> None:
 def load(path: str, *, warn: bool = True) -> dict[str, Any] | None:
     """The record at `path`, or None: absent, not a regular file of this user, too big, damaged (said once on
     stderr when `warn`)."""
+    doc, why = check(path)
+    if why is not None and warn:
+        warn_skipped(path, why)
+    return doc
+
+
+def check(path: str) -> tuple[dict[str, Any] | None, str | None]:
+    """(the record, None), or (None, why it is damaged), or (None, None) when there is none to read."""
     from compat.cache import read_own
 
     data = read_own(path, MAX_RECORD)
     if data is None:
-        return None
+        return None, None
     try:
         doc = json.loads(data.decode("utf-8", "replace"))
     except (ValueError, RecursionError) as exc:
-        why: str | None = (
-            "nested too deep" if isinstance(exc, RecursionError) else "not JSON (half written or damaged)"
-        )
-    else:
-        why = problem(doc)
-    if why is not None:
-        if warn:
-            warn_skipped(path, why)
-        return None
-    return doc  # type: ignore[no-any-return]
+        return None, "nested too deep" if isinstance(
+            exc, RecursionError
+        ) else "not JSON (half written or damaged)"
+    why = problem(doc)
+    return (None, why) if why is not None else (doc, None)
 
 
-def latest(environ: Mapping[str, str] | None = None, prefix: str = "") -> tuple[str, dict[str, Any]] | None:
-    """The newest finished record (optionally only names starting with `prefix`); a damaged one is skipped."""
+def latest(
+    environ: Mapping[str, str] | None = None, prefix: str = "", skipped: list[tuple[str, str]] | None = None
+) -> tuple[str, dict[str, Any]] | None:
+    """The newest finished record (optionally only names starting with `prefix`); a damaged one is skipped: said
+    on stderr, or added to `skipped` (for a caller that says it in its own message)."""
     d = records_dir(environ)
     try:
         files = sorted(
@@ -215,7 +221,12 @@ def latest(environ: Mapping[str, str] | None = None, prefix: str = "") -> tuple[
     except OSError:
         return None
     for e in files:
-        doc = load(e.path)
+        doc, why = check(e.path)
+        if why is not None:
+            if skipped is None:
+                warn_skipped(e.path, why)
+            else:
+                skipped.append((e.path, why))
         if doc is not None and doc.get("verdict"):
             return e.path, doc
     return None

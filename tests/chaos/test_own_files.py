@@ -258,3 +258,15 @@ def test_fleet_merge_of_many_sane_reports_is_still_merged(tmp_path: Path) -> Non
     r = run(["fleet", "merge", "--json", str(p)], cap_s=60)
     assert_contract(r, codes=(0, 1), cap_s=60, mem_mib=INPUT_MEMORY_CAP_MIB)
     assert len(json.loads(r.out)["nodes"]) == 400
+
+
+@pytest.mark.parametrize("case", ["deep", "wrong-types", "fifo"])
+def test_only_damaged_records_is_exit_2_with_one_line(tmp_path: Path, case: str) -> None:
+    c = _cache(tmp_path)
+    if case == "fifo":
+        os.mkfifo(c / "records" / "run-2-5.json")
+    else:
+        _put(c / "records" / "run-2-5.json", HOSTILE[case])
+    r = run(["explain", "--last"], env={"COMPAT_CACHE_DIR": str(c)}, cap_s=CAP_S)
+    assert_contract(r, codes=(2,), cap_s=CAP_S, mem_mib=INPUT_MEMORY_CAP_MIB)
+    assert len(r.err_lines) == 1 and "no recorded run" in r.err_lines[0], r.err

@@ -286,3 +286,13 @@ def test_a_fifo_as_the_watcher_file_does_not_hang_the_next_kernel(
     os.mkfifo(fifo)
     out = finishes(lambda: _load(monkeypatch, "k6", wait_s=0.3), fifo)
     assert f"the previous kernel (pid {pid}) ended without a clean exit" in out
+
+
+def test_explain_last_with_only_a_damaged_record_says_it_in_one_line(cache: Path) -> None:
+    put(cache / "records" / "run-2-5.json", HOSTILE["deep list"])
+    r = run_cli(["explain", "--last"], cache)
+    err = r.stderr.decode().strip().splitlines()
+    assert r.returncode == 2 and len(err) == 1, err
+    assert (
+        "no recorded run" in err[0] and "skipped 1 damaged record(s)" in err[0] and "run-2-5.json" in err[0]
+    )
