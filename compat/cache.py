@@ -15,6 +15,12 @@ Format: ``MAGIC``, the CRC-32 of the payload (4 bytes, big-endian), then a ``mar
 lists and strings. marshal is not safe on damaged data (7 random bytes can make it allocate 16 GB), so only a
 payload whose checksum matches is unmarshalled. Reads are capped and refuse anything but a regular file (a FIFO
 named like the cache file must not hang compat).
+
+Trust (issue 32): every file compat keeps for itself (this cache, the matrix cache, run records, the notebook's
+side files) is read through `read_own` and written through `write_private`. A directory owned by another user is
+refused (one warning, then no cache: whoever created `$TMPDIR/compat-cache-<uid>` first could plant files there
+or read what compat writes); directories are made 0700 and files 0600, and a file not owned by this user, or not a
+regular file, is never read.
 """
 
 from __future__ import annotations
@@ -65,17 +71,79 @@ def cache_dir(environ: Optional[Mapping[str, str]] = None) -> str:
     return path if os.path.isabs(path) else _fallback(env)
 
 
-def read_regular(path: str, limit: int = MAX_BYTES) -> Optional[bytes]:
-    """The bytes of a regular file of at most `limit` bytes, or None (absent, not a regular file, too big).
+def _euid() -> int:
+    return os.geteuid() if hasattr(os, "geteuid") else -1
+
+
+_WARNED: set[str] = set()
+
+
+def _warn(directory: str, why: str) -> None:
+    if directory in _WARNED:
+        return
+    _WARNED.add(directory)
+    try:
+        sys.stderr.write(
+            f"compat: warning: not using the cache directory {directory}: {why}; running without it\n"
+        )
+    except (OSError, ValueError, AttributeError):  # no stderr (pythonw, a closed stream): the warning is lost
+        pass
+
+
+def private_dir(directory: str, create: bool = True) -> bool:
+    """True when compat may keep its files in `directory`: created 0700 when absent, a directory owned by this
+    user; one writable by group or others is tightened to 0700 (umask 002 made older caches 0775). A directory
+    of another user (or a symlink to one) is refused with one warning on stderr per process; False then."""
+    try:
+        if create:
+            os.makedirs(directory, mode=0o700, exist_ok=True)
+        st = os.stat(directory)
+    except OSError:
+        return False
+    euid = _euid()
+    if not stat.S_ISDIR(st.st_mode):
+        _warn(directory, "not a directory")
+        return False
+    if euid >= 0 and st.st_uid != euid:
+        _warn(directory, f"owned by uid {st.st_uid}, not by this user (uid {euid})")
+        return False
+    if st.st_mode & 0o022:
+        try:
+            os.chmod(directory, 0o700)
+        except OSError:
+            _warn(directory, "writable by other users")
+            return False
+    return True
+
+
+def _open_flags() -> int:
+    return os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def read_own(path: str, limit: int = MAX_BYTES) -> Optional[bytes]:
+    """`read_regular` for compat's own files: also None when the file or its directory is not this user's (a
+    file planted by someone else is never read) or the file is a symlink."""
+    if not private_dir(os.path.dirname(path) or ".", create=False):
+        return None
+    return read_regular(path, limit, own=True)
+
+
+def read_regular(path: str, limit: int = MAX_BYTES, *, own: bool = False) -> Optional[bytes]:
+    """The bytes of a regular file of at most `limit` bytes, or None (absent, not a regular file, too big; with
+    `own`, also a symlink or a file of another user).
 
     Opened non-blocking, so that a FIFO or a device named like the file answers at once instead of hanging.
     """
+    flags = _open_flags() | (getattr(os, "O_NOFOLLOW", 0) if own else 0)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, flags)
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            return None
+        if own and _euid() >= 0 and st.st_uid != _euid():
             return None
         chunks = []
         size = 0
@@ -94,9 +162,38 @@ def read_regular(path: str, limit: int = MAX_BYTES) -> Optional[bytes]:
         os.close(fd)
 
 
+def write_private(path: str, data: bytes) -> None:
+    """Write `data` atomically as a 0600 file of this user (a reader never sees half of it); OSError when the
+    directory is refused (another user's) or cannot be written. No temporary file is left behind."""
+    directory = os.path.dirname(path) or "."
+    if not private_dir(directory):
+        raise PermissionError(f"{directory}: not a private directory of this user")
+    tmp = f"{path}.{os.getpid()}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        os.unlink(tmp)  # a leftover of a killed process that had this pid
+    except OSError:
+        pass
+    fd = os.open(tmp, flags, 0o600)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
 def load(path: str, fmt: int) -> Optional[dict[str, Any]]:
     """The entry stored at `path` by `store` with format number `fmt`, or None (absent, damaged, other format)."""
-    data = read_regular(path)
+    data = read_own(path)
     if data is None or not data.startswith(MAGIC):
         return None
     n = len(MAGIC)
@@ -144,21 +241,13 @@ def prune(directory: str, family: str, keep: int = KEEP) -> int:
 def store(path: str, fmt: int, doc: Mapping[str, Any], *, family: Optional[str] = None) -> bool:
     """Write `doc` (plain values) atomically; False when the cache is unwritable (never an exception). With
     `family` (the entry names' prefix), that family is pruned to its KEEP newest entries after a write."""
-    tmp = f"{path}.{os.getpid()}.tmp"
     try:
         payload = marshal.dumps({**doc, "format": fmt})
     except ValueError:  # not plain values: a programming error, but a cache is never fatal
         return False
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "wb") as fh:
-            fh.write(MAGIC + zlib.crc32(payload).to_bytes(4, "big") + payload)
-        os.replace(tmp, path)
+        write_private(path, MAGIC + zlib.crc32(payload).to_bytes(4, "big") + payload)
     except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         return False
     if family is not None:
         prune(os.path.dirname(path), family, KEEP)

@@ -257,6 +257,25 @@ def _crash_finding(why: str) -> Finding:
     )
 
 
+HANG_PREFIX = "NVML did not answer"  # compat.probes.nvml.read_nvml_light's reason for a hung child
+
+
+def _hang_finding(why: str) -> Finding:
+    """The doctor's driver.nvml finding for a hung NVML (compat.checks.doctor_gpu), for the guard."""
+    return _finding(
+        "driver.nvml",
+        "error",
+        "NVML hung: the driver is not answering",
+        f"{why}. A GPU that fell off the bus (Xid 79) or a wedged driver does this; training processes hang the "
+        "same way.",
+        (
+            ("Look for Xid errors in the kernel log", "sudo dmesg | grep -i xid"),
+            ("Run `compat doctor`", "compat doctor"),
+        ),
+        group="driver",
+    )
+
+
 def _guard(
     env: Mapping[str, str],
     mode: str,
@@ -283,9 +302,12 @@ def _guard(
         nvml = _nvml_gpus()
         cached_list = _evaluate(env, need_gpu, nvml)
         if nvml[2].startswith(CRASH_PREFIX):
-            # Not cached: the key does not cover the driver library, and a repaired one must be seen at once.
             cached_list.insert(0, (_crash_finding(nvml[2]), ()))
-        else:
+        elif nvml[2].startswith(HANG_PREFIX):
+            cached_list.insert(0, (_hang_finding(nvml[2]), ()))
+        if nvml[1] is not None:
+            # A verdict built on a failed probe (crashed, hung, garbled: no GPU list) is not cached: the key does
+            # not cover the driver's state, and a repaired driver must be seen at once.
             store_cache(path, cached_list)
         from_cache = False
     else:

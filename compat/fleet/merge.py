@@ -27,22 +27,58 @@ MAX_BYTES = 64 * 1024 * 1024
 REQUIRED = (("facts", dict), ("findings", list), ("verdict", str))
 
 
-def iter_documents(text: str, origin: str) -> Iterator[tuple[int, Any]]:
-    """(line number, JSON value) for each document in `text`: one, concatenated, or JSON lines."""
-    dec = json.JSONDecoder()
-    pos = 0
-    n = len(text)
+MAX_DOCUMENT = 2 << 20
+"""One doctor report larger than this is refused (one is ~25-50 KB). Each document is parsed from a slice of at
+most this size, so what one hostile document can make compat build is bounded (issue 32, item 16)."""
+MAX_OBJECTS = 20_000
+"""JSON objects in one report (one has ~100: facts, findings, fixes, GPUs); past this it is refused mid-parse."""
+FIRST_SLICE = 256 << 10
+
+
+class _TooMany(Exception):
+    pass
+
+
+def _decoder() -> json.JSONDecoder:
+    count = [0]
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        count[0] += 1
+        if count[0] > MAX_OBJECTS:
+            raise _TooMany
+        return dict(items)
+
+    dec = json.JSONDecoder(object_pairs_hook=pairs)
+    dec.count = count  # type: ignore[attr-defined]
+    return dec
+
+
+def _decode_one(text: str, pos: int, origin: str, line: int) -> tuple[Any, int]:
+    """The document starting at `pos` and where it ends, parsed from slices of growing size up to MAX_DOCUMENT."""
+    size = FIRST_SLICE
     while True:
-        while pos < n and text[pos] in " \t\r\n\ufeff":
-            pos += 1
-        if pos >= n:
-            return
-        line = text.count("\n", 0, pos) + 1
+        chunk = text[pos : pos + size]
+        truncated = pos + size < len(text)
+        dec = _decoder()
         try:
-            value, end = dec.raw_decode(text, pos)
+            value, end = dec.raw_decode(chunk)
+            return value, pos + end
         except json.JSONDecodeError as exc:
+            if truncated and size < MAX_DOCUMENT:
+                size *= 4  # the document may go on past the slice: a larger one
+                continue
+            if truncated:
+                raise InputError(
+                    f"{origin}: not a compat doctor report at line {line}: a document larger than "
+                    f"{MAX_DOCUMENT >> 20} MiB (a doctor report is about 50 KB)"
+                ) from None
+            lineno = text.count("\n", 0, pos) + exc.lineno
+            colno = exc.colno if exc.lineno > 1 else exc.colno + pos - (text.rfind("\n", 0, pos) + 1)
+            raise InputError(f"{origin}: not JSON at line {lineno} column {colno}: {exc.msg}") from None
+        except _TooMany:
             raise InputError(
-                f"{origin}: not JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+                f"{origin}: not a compat doctor report at line {line}: more than {MAX_OBJECTS} JSON objects "
+                "in one report (too many findings or facts; a doctor report has about 100)"
             ) from None
         except (
             RecursionError,
@@ -51,12 +87,28 @@ def iter_documents(text: str, origin: str) -> Iterator[tuple[int, Any]]:
             raise InputError(
                 f"{origin}: not a compat doctor report at line {line}: {json_error(exc)}"
             ) from None
+
+
+def iter_documents(text: str, origin: str) -> Iterator[tuple[int, Any]]:
+    """(line number, JSON value) for each document in `text`: one, concatenated, or JSON lines."""
+    pos = 0
+    n = len(text)
+    line = 1
+    while True:
+        start = pos
+        while pos < n and text[pos] in " \t\r\n\ufeff":
+            pos += 1
+        if pos >= n:
+            return
+        line += text.count("\n", start, pos)
+        value, end = _decode_one(text, pos, origin, line)
         if json_too_deep(value):
             raise InputError(
                 f"{origin}: not a compat doctor report at line {line}: JSON nested more than "
                 f"{MAX_JSON_DEPTH} levels deep"
             )
         yield line, value
+        line += text.count("\n", pos, end)
         pos = end
 
 

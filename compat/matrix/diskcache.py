@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -81,16 +80,17 @@ def extra_slot(name: str) -> str:
 
 def read(key: str, directory: Path | None = None, *, slot: str = CACHE_FILE) -> dict[str, Any] | None:
     """The cached documents for `key`, or None (no cache, another key, unreadable or damaged)."""
+    from compat.cache import read_own
+
     d = directory if directory is not None else cache_dir()
     if d is None:
         return None
+    data = read_own(str(d / slot), MAX_CACHE_BYTES)  # a FIFO, a symlink or another user's file: None
+    if data is None:
+        return None
     try:
-        with open(d / slot, "rb") as fh:
-            data = fh.read(MAX_CACHE_BYTES + 1)
-        if len(data) > MAX_CACHE_BYTES:
-            return None
         entry = json.loads(data, object_hook=_decode)
-    except (OSError, ValueError, TypeError, RecursionError):
+    except (ValueError, TypeError, RecursionError):
         return None
     docs = entry.get("docs") if isinstance(entry, dict) and entry.get("key") == key else None
     return docs if isinstance(docs, dict) else None
@@ -111,20 +111,10 @@ def write(
             return False
     except (TypeError, ValueError, RecursionError):
         return False
-    tmp = None
+    from compat.cache import write_private
+
     try:
-        d.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".matrix-", suffix=".tmp", dir=d)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, d / slot)
-        tmp = None
+        write_private(str(d / slot), text.encode("utf-8"))  # 0600 in a 0700 directory of this user
     except OSError:
         return False
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
     return True

@@ -36,6 +36,16 @@ def kernel_key() -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", key)[:80]
 
 
+KERNEL = ".kernel"
+"""The marker a kernel leaves at `%load_ext compat` (its pid) and removes at a clean exit: while it is there and
+the kernel is gone, the kernel died and its watcher is writing (or has written) the record. The next kernel of
+the same key waits for that record, says it, and removes the marker: each death is told once, to the next
+kernel, whatever the timing (issue 32, item 15)."""
+WAIT_S = 8.0
+"""How long the next kernel waits for the previous kernel's record: the watcher writes it about a second after
+the death (its final readings, the explanation)."""
+
+
 def previous_death(
     key: str, pid: int, environ: Mapping[str, str] | None = None
 ) -> tuple[str, dict[str, Any]] | None:
@@ -44,19 +54,115 @@ def previous_death(
     try:
         names = sorted(
             (e for e in os.scandir(d) if e.name.startswith(f"notebook-{key}-") and e.name.endswith(".json")),
-            key=lambda e: e.stat().st_mtime,
+            key=_mtime,
             reverse=True,
         )
     except OSError:
         return None
     for e in names:
-        if os.path.exists(e.path + ".shown"):
+        if os.path.lexists(e.path + ".shown"):
             continue
         doc = store.load(e.path)
         if not doc or doc.get("pid") == pid or not doc.get("verdict"):
             continue
         return e.path, doc
     return None
+
+
+def _mtime(e: os.DirEntry[str]) -> float:
+    try:
+        return e.stat(follow_symlinks=False).st_mtime
+    except OSError:
+        return 0.0
+
+
+def _pending(key: str, pid: int, environ: Mapping[str, str] | None) -> list[str]:
+    """The bases (records/notebook-KEY-PID) of earlier kernels of this key that are gone without a clean exit."""
+    from compat.record.host import pid_alive
+
+    d = store.records_dir(environ)
+    prefix = f"notebook-{key}-"
+    out = []
+    try:
+        entries = list(os.scandir(d))
+    except OSError:
+        return []
+    for e in entries:
+        if not (e.name.startswith(prefix) and e.name.endswith(KERNEL)):
+            continue
+        other = e.name[len(prefix) : -len(KERNEL)]
+        if not other.isdigit() or int(other) == pid:
+            continue
+        if pid_alive(int(other))[0]:
+            continue  # still running: not a death (yet)
+        out.append(e.path[: -len(KERNEL)])
+    return out
+
+
+def _wait_record(base: str, deadline: float) -> dict[str, Any] | None:
+    """The record the watcher writes for `base`, waiting until `deadline` (monotonic) for it to appear."""
+    from compat.cache import read_own
+    from compat.record.host import pid_alive
+
+    watcher: int | None = None
+    while True:
+        doc = store.load(base + ".json")
+        if doc is not None and doc.get("verdict"):
+            return doc
+        if watcher is None:
+            raw = read_own(base + ".watcher", 32)  # the watcher's pid; a FIFO there must not hang the kernel
+            watcher = int(raw) if raw and raw.strip().isdigit() else None
+        elif not pid_alive(watcher)[0]:
+            doc = store.load(base + ".json")  # it may have written the record just before it ended
+            return doc if doc is not None and doc.get("verdict") else None
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.05)
+
+
+def _touch(path: str, text: str = "") -> None:
+    from compat.cache import write_private
+
+    try:
+        write_private(path, text.encode())
+    except OSError:
+        pass
+
+
+def _report_previous(
+    key: str, pid: int, out: IO[str], environ: Mapping[str, str] | None, wait_s: float
+) -> None:
+    """Say how the earlier kernels of this key ended (each once), then mark them told."""
+    deadline = time.monotonic() + wait_s
+    told = False
+    for base in sorted(_pending(key, pid, environ)):
+        if os.path.lexists(base + ".json.shown"):
+            told = True
+        else:
+            doc = _wait_record(base, deadline)
+            if doc is not None:
+                if (doc.get("verdict") or {}).get("outcome") != "ok":
+                    out.write(death_message(doc) + "\n")
+            else:
+                other = base.rsplit("-", 1)[-1]
+                out.write(
+                    f"compat: the previous kernel (pid {other}) ended without a clean exit; its record is not "
+                    "written yet (`compat explain --last` will say why)\n"
+                )
+            told = True
+            _touch(base + ".json.shown")  # before the record exists, if it is late: never told again
+        try:
+            os.unlink(base + KERNEL)
+        except OSError:
+            pass
+    if told:
+        return
+    prev = previous_death(key, pid, environ)  # a record of a kernel older than the marker protocol
+    if prev is not None:
+        path, doc = prev
+        if (doc.get("verdict") or {}).get("outcome") != "ok":
+            out.write(death_message(doc) + "\n")
+        _touch(path + ".shown")
 
 
 def death_message(doc: Mapping[str, Any]) -> str:
@@ -76,36 +182,62 @@ def _verb(v: Mapping[str, Any]) -> str:
 
 
 def load(
-    ipython: Any = None, *, out: IO[str] | None = None, environ: Mapping[str, str] | None = None
+    ipython: Any = None,
+    *,
+    out: IO[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+    pid: int | None = None,
+    wait_s: float = WAIT_S,
 ) -> None:
+    """`%load_ext compat`. Never raises into the user's cell: what fails is one line on `out`."""
     out = out or sys.stdout
-    pid = os.getpid()
-    key = kernel_key()
-    prev = previous_death(key, pid, environ)
-    if prev is not None:
-        path, doc = prev
-        if (doc.get("verdict") or {}).get("outcome") != "ok":
-            out.write(death_message(doc) + "\n")
-        try:
-            with open(path + ".shown", "w"):
-                pass
-        except OSError:
-            pass
+    pid = os.getpid() if pid is None else pid
+    try:
+        key = kernel_key()
+    except Exception:
+        key = f"pid{os.getppid()}"
+    try:
+        _report_previous(key, pid, out, environ, wait_s)
+    except Exception as exc:  # a damaged record or cache must not stop the watcher from starting
+        out.write(f"compat: could not read the previous kernel's record: {type(exc).__name__}\n")
+    try:
+        _start(key, pid, out, environ)
+    except Exception as exc:
+        out.write(f"compat: the watcher did not start: {type(exc).__name__}: {exc}\n"[:300])
+
+
+def _open_fault(path: str) -> IO[str]:
+    """The faulthandler file: a new 0600 regular file (whatever was at `path`, a FIFO included, is replaced)."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    return os.fdopen(os.open(path, flags, 0o600), "w")
+
+
+def _start(key: str, pid: int, out: IO[str], environ: Mapping[str, str] | None) -> None:
     if _STATE.get("pid") == pid:
         return  # already watching this kernel
-    base = os.path.join(store.records_dir(environ), f"notebook-{key}-{pid}")
+    from compat.cache import cache_dir, private_dir
+
+    d = store.records_dir(environ)
+    if not (private_dir(cache_dir(os.environ if environ is None else environ)) and private_dir(d)):
+        out.write(f"compat: not watching this kernel: {d} is not a private directory of this user\n")
+        return
+    base = os.path.join(d, f"notebook-{key}-{pid}")
     try:
-        os.makedirs(os.path.dirname(base), exist_ok=True)
-        fault = open(base + ".fault", "w")  # noqa: SIM115 - must stay open for faulthandler
+        fault = _open_fault(base + ".fault")  # must stay open for faulthandler
         faulthandler.enable(file=fault, all_threads=True)
         _STATE["fault"] = fault
     except OSError as exc:
         out.write(f"compat: could not set up the fault report: {exc}\n")
+    _touch(base + KERNEL, str(pid))
 
     def mark_exit() -> None:
+        _touch(base + ".exit", "0")
         try:
-            with open(base + ".exit", "w") as fh:
-                fh.write("0")
+            os.unlink(base + KERNEL)  # a clean exit: nothing for the next kernel to wait for
         except OSError:
             pass
 
@@ -162,12 +294,20 @@ def explain_last(
     from compat.record.verdict_document import RunVerdictDocument
     from compat.schema_version import SCHEMA_VERSION
 
-    found = store.latest(environ)
+    skipped: list[tuple[str, str]] = []
+    found = store.latest(environ, skipped=skipped)
     if found is None:
+        damaged = (
+            f"; skipped {len(skipped)} damaged record(s), the newest {skipped[0][0]}: {skipped[0][1]}"
+            if skipped
+            else ""
+        )
         raise InputError(
             f"no recorded run in {store.records_dir(environ)} (record one with compat run, compat watch "
-            "or %load_ext compat)"
+            f"or %load_ext compat){damaged}"
         )
+    for path, why in skipped:  # one warning each, then the record before them
+        store.warn_skipped(path, why)
     path, doc = found
     v = doc.get("verdict") or {}
     fmt = fmt or ("json" if json_out else "text")
@@ -178,7 +318,7 @@ def explain_last(
 
         try:
             body = summary(RunRecord.from_json(doc))
-        except (KeyError, TypeError, ValueError):
+        except Exception:  # a record of an older or damaged shape: the verdict's own lines
             body = death_message(doc) + "\n"
         text = f"{path} ({doc.get('started_at')})\n{body}"
     out = RunVerdictDocument(

@@ -17,6 +17,7 @@ from typing import Any
 
 from compat.record.document import ExitInfo, RunRecord
 from compat.record.recorder import Recorder
+from compat.record.tail import Tail
 
 RING_LINES = 200
 LINE_CAP = 4096
@@ -117,7 +118,7 @@ def run_command(
     rec.pid = proc.pid
     rec.started = time.time()
     t0 = time.monotonic()
-    ring: collections.deque[str] = collections.deque(maxlen=max(1, ring_lines))
+    ring: collections.deque[str] = Tail(ring_lines)  # bounded by lines and by size (issue 32, item 13)
     counter = [0]
     assert proc.stdout is not None and proc.stderr is not None
     tees = [

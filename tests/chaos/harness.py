@@ -124,7 +124,8 @@ def run(
     tmp = os.path.join(base, "tmp")
     os.mkdir(tmp)
     full_env = compat_env(tag, tmp, env)
-    full_env["COMPAT_CACHE_DIR"] = os.path.join(base, "cache")
+    if "COMPAT_CACHE_DIR" not in (env or {}):  # a case may prepare the cache (planted files, old records)
+        full_env["COMPAT_CACHE_DIR"] = os.path.join(base, "cache")
     cmd = [sys.executable, "-m", "compat", *argv] if python else list(argv)
     out_f = tempfile.TemporaryFile()  # noqa: SIM115 - closed below, after wait4
     err_f = tempfile.TemporaryFile()  # noqa: SIM115 - closed below, after wait4

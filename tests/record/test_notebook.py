@@ -142,3 +142,20 @@ def test_memory_limit(kernel: Kernel, cache: Path, memcg: Path | None) -> None:
     assert f"compat: the previous kernel (pid {pid}) died: killed by the OOM killer at " in out
     assert "of a 96.0 MiB cgroup limit" in out
     assert "OOM kill(s) during the run (oom_kill 0 → 1)" in out
+
+
+def test_a_restart_at_once_after_a_kill_is_told_once(kernel: Kernel, cache: Path) -> None:
+    # Issue 32, item 15: the next kernel loads the extension before the watcher has written the record.
+    first = kernel.run("%load_ext compat")
+    pid = kernel.pid
+    assert f"compat: watching this kernel (pid {pid})" in first
+    os.kill(pid, signal.SIGKILL)
+    kernel.wait_dead()
+    kernel.restart()  # no wait for the record
+    out = kernel.run("%load_ext compat")
+    assert out.count(f"the previous kernel (pid {pid}) died") == 1, out
+    # a clean restart later: the old death is not told again
+    kernel.kc.stop_channels()
+    kernel.km.restart_kernel(now=False, env=kernel.env)
+    kernel.kc = kernel._client()
+    assert "previous kernel" not in kernel.run("%load_ext compat")
