@@ -40,7 +40,10 @@ RULES = (
 )
 """The rule's steps, in order (`Target.rule`)."""
 
-_TOOL_DIRS = (("pipx", "venvs"), ("uv", "tools"))
+# Where the tools keep their environments: `pipx install` in pipx/venvs/NAME, `pipx run` in pipx/.cache/HASH or
+# .cache/pipx/HASH, `uv tool install` in uv/tools/NAME, `uvx` in the uv cache's environments-vN/ (archive-vN/ once).
+_TOOL_DIRS = (("pipx", "venvs"), ("pipx", ".cache"), (".cache", "pipx"), ("uv", "tools"))
+_UV_CACHE_BUCKETS = ("environments-v", "archive-v")
 _TOOL_MARKERS = ("pipx_metadata.json", "uv-receipt.toml")
 _FRAMEWORK_TIMEOUT = 3.0
 
@@ -109,15 +112,17 @@ def header_line(target_json: object) -> str:
 
 
 def tool_install(prefix: str | None = None) -> str | None:
-    """ "pipx" or "uv tool" when the environment at `prefix` (default: compat's own, sys.prefix) is an isolated
-    tool install, else None: by its place (~/.local/share/pipx/venvs/compat, ~/.local/share/uv/tools/compat)
-    or the file the installer leaves in it."""
+    """The tool ("pipx" or "uv tool") when the environment at `prefix` (default: compat's own, sys.prefix) is an
+    isolated tool install (or a `pipx run`/`uvx` one), else None: by its place (~/.local/share/pipx/venvs/compat,
+    ~/.local/share/uv/tools/compat, ~/.cache/uv/environments-v2/...) or the file the installer leaves in it."""
     root = Path(sys.prefix if prefix is None else prefix)
     parts = [p.lower() for p in root.parts]
     for i in range(len(parts) - 1):
-        for tool, sub in _TOOL_DIRS:
-            if parts[i] == tool and parts[i + 1] == sub:
-                return "pipx" if tool == "pipx" else "uv tool"
+        for a, b in _TOOL_DIRS:
+            if parts[i] == a and parts[i + 1] == b:
+                return "pipx" if "pipx" in (a, b) else "uv tool"
+    if any(p.startswith(_UV_CACHE_BUCKETS) and p[-1:].isdigit() for p in parts[:-1]):
+        return "uv tool"
     for marker in _TOOL_MARKERS:
         if (root / marker).is_file():
             return "pipx" if marker.startswith("pipx") else "uv tool"

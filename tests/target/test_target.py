@@ -127,7 +127,11 @@ def test_an_active_venv_comes_before_compats_own_environment(tmp_path: Path) -> 
         ("home/u/.local/share/uv/tools/compat", None, "uv tool"),
         ("opt/tools/compat", "pipx_metadata.json", "pipx"),
         ("opt/tools/compat", "uv-receipt.toml", "uv tool"),
+        ("home/u/.cache/uv/environments-v2/compat-1a2b/3c4d", None, "uv tool"),
+        ("home/u/.local/share/pipx/.cache/5e6f", None, "pipx"),
+        ("home/u/.cache/pipx/5e6f", None, "pipx"),
         ("opt/venv", None, None),
+        ("srv/environments-venv/app", None, None),
         ("home/u/pipx-project/venvs", None, None),
     ],
 )
