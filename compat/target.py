@@ -20,7 +20,7 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from compat._valueclass import valueclass
@@ -268,20 +268,30 @@ def _listed(found: Mapping[str, str]) -> str:
 
 
 def own_frameworks() -> dict[str, str]:
-    """framework -> version installed in compat's own environment, from package metadata (nothing imported)."""
-    from importlib import metadata
+    """framework -> version installed in compat's own environment, from the names of the `*.dist-info` folders on
+    sys.path (nothing imported, not even importlib.metadata: a millisecond, not tens)."""
+    return _dist_info_frameworks(p for p in sys.path if p and os.path.isdir(p))
 
+
+def _dist_info_frameworks(dirs: Iterable[str | Path]) -> dict[str, str]:
+    """framework -> version from `NAME-VERSION.dist-info` folder names, the first per framework in `dirs` order
+    (the order imports see them in)."""
     from compat.distributions import DISTRIBUTIONS
 
-    out: dict[str, str] = {}
-    for dist, fw in DISTRIBUTIONS.items():
-        if fw in out:
-            continue
+    found: dict[str, str] = {}
+    for d in dirs:
         try:
-            out[fw] = metadata.version(dist)
-        except (metadata.PackageNotFoundError, ValueError, OSError):
+            names = sorted(os.listdir(d))
+        except OSError:
             continue
-    return out
+        for n in names:
+            if not n.endswith(".dist-info"):
+                continue
+            name, _, version = n[: -len(".dist-info")].rpartition("-")
+            fw = DISTRIBUTIONS.get(name.lower().replace("_", "-"))
+            if fw is not None and fw not in found:
+                found[fw] = version
+    return found
 
 
 _FRAMEWORKS_CODE = """
@@ -305,27 +315,17 @@ sys.stdout.write(json.dumps(out))
 def _venv_frameworks(python: str) -> dict[str, str] | None:
     """framework -> version in the virtual environment `python` belongs to, from the names of its site-packages'
     dist-info folders (nothing run); None when it is not a venv that sees only its own site-packages."""
-    from compat.distributions import DISTRIBUTIONS
-
     exe = Path(python)
     root = next((r for r in (exe.parent.parent, exe.parent) if (r / "pyvenv.cfg").is_file()), None)
     if root is None:
         return None
     try:
         cfg = (root / "pyvenv.cfg").read_text(encoding="utf-8", errors="replace").lower()
-        if "include-system-site-packages = true" in cfg:
-            return None
-        dirs = [*root.glob("lib/python*/site-packages"), root / "Lib" / "site-packages"]
-        names = [n for d in dirs if d.is_dir() for n in os.listdir(d) if n.endswith(".dist-info")]
     except OSError:
         return None
-    found: dict[str, str] = {}
-    for n in names:
-        name, _, version = n[: -len(".dist-info")].rpartition("-")
-        fw = DISTRIBUTIONS.get(name.lower().replace("_", "-"))
-        if fw is not None and fw not in found:
-            found[fw] = version
-    return found
+    if "include-system-site-packages = true" in cfg:
+        return None
+    return _dist_info_frameworks([*root.glob("lib/python*/site-packages"), root / "Lib" / "site-packages"])
 
 
 def frameworks_in(python: str) -> dict[str, str]:

@@ -125,3 +125,25 @@ def test_the_mcp_tools_inspect_what_the_server_chose(envs: Envs, monkeypatch: py
         str(envs.work / "bin" / "python"),
         "$VIRTUAL_ENV",
     )
+
+
+def test_the_header_names_compats_own_framework_when_another_environment_is_active(envs: Envs) -> None:
+    """/opt/venv/bin/compat with an environment without torch active: that one is inspected, and the header says
+    where torch is. With torch in the active one too, there is nothing to say."""
+    argv = [str(envs.project / "bin" / "compat"), "doctor", "--no-smoke", "--json"]
+    own = envs.project / "bin" / "python"
+    bare = clean_env(activate=envs.system)
+    doc = json.loads(
+        subprocess.run(argv, capture_output=True, text=True, env=bare, timeout=120, check=False).stdout
+    )
+    assert doc["interpreter"]["python"] == str(envs.system / "bin" / "python")
+    assert (
+        doc["interpreter"]["note"]
+        == f"compat's own interpreter {own} has torch 2.13.0; pass --python {own} to inspect it"
+    )
+    with_torch = clean_env(activate=envs.work)
+    doc = json.loads(
+        subprocess.run(argv, capture_output=True, text=True, env=with_torch, timeout=120, check=False).stdout
+    )
+    assert doc["interpreter"]["python"] == str(envs.work / "bin" / "python")
+    assert "note" not in doc["interpreter"]
