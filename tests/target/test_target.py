@@ -203,3 +203,21 @@ def test_note_when_compats_own_is_inspected_without_a_framework_and_the_next_one
         None, {}, which=_which_to(other), prefix=str(tmp_path / "opt"), as_module=False, note=True
     )
     assert t.note == "" and "note" not in t.to_json()
+
+
+def test_the_markdown_report_carries_the_note() -> None:
+    from compat.report_markdown import doctor_markdown
+
+    note = (
+        "compat's own interpreter /opt/venv/bin/python has torch 2.13.0; pass --python /opt/venv/bin/python"
+    )
+    interp = {
+        "python": "/usr/bin/python3",
+        "reason": "the python3 on PATH",
+        "rule": "python3 on PATH",
+        "note": note,
+    }
+    text = doctor_markdown({"verdict": "ok", "findings": [], "skipped": [], "interpreter": interp})
+    lines = text.splitlines()
+    at = lines.index("Interpreter inspected: `/usr/bin/python3` (the python3 on PATH)")
+    assert lines[at + 2] == note
