@@ -61,8 +61,11 @@ def _flags(**kwargs: str | None) -> list[str]:
 
 def run_compat(command: str, argv: list[str], stdin: bytes | None = None) -> dict[str, Any]:
     """Run `python -m compat COMMAND ARGV --json` with a timeout; the JSON document, or ToolInputError."""
+    from compat.target import find_target, handoff_env
+
     full = [sys.executable, "-m", "compat", command, *argv, "--json"]
-    env = dict(os.environ, NO_COLOR="1")
+    # The server's choice of interpreter, not the child's own: the child runs as `python -m compat`.
+    env = dict(os.environ, NO_COLOR="1", **handoff_env(find_target()))
     env.pop("FORCE_COLOR", None)
     try:
         proc = subprocess.Popen(  # argv list, no shell; stdin closed unless a log is piped in

@@ -108,6 +108,8 @@ def doctor_markdown(
             f"Interpreter inspected: `{cell(interp['python'])}` ({inline(interp.get('reason', ''))})",
             "",
         ]
+        if isinstance(interp.get("note"), str) and interp["note"]:
+            parts += [inline(interp["note"]), ""]
     parts += ["### Machine", "", machine_table(doc), "", "### Findings", ""]
     findings = [f for f in doc.get("findings") or [] if isinstance(f, Mapping)]
     parts += [findings_section(findings), ""]

@@ -25,9 +25,24 @@ BOOL_NULL = {"type": ["boolean", "null"]}
 OBJ = {"type": "object"}
 INTERPRETER = {
     "type": "object",
-    "description": "The interpreter whose environment was inspected (--python, $VIRTUAL_ENV, $CONDA_PREFIX or PATH)",
+    "description": "The interpreter whose environment was inspected, and why (README: Which Python is inspected)",
     "required": ["python", "reason"],
-    "properties": {"python": {"type": "string"}, "reason": {"type": "string"}},
+    "properties": {
+        "python": {"type": "string"},
+        "reason": {"type": "string"},
+        "rule": {
+            "description": "The rule's step that chose it",
+            "enum": [
+                "--python",
+                "python -m compat",
+                "$VIRTUAL_ENV",
+                "$CONDA_PREFIX",
+                "compat's own environment",
+                "python3 on PATH",
+            ],
+        },
+        "note": {"type": "string", "description": "Another interpreter has a framework this one may lack"},
+    },
 }
 STRS = {"type": "array", "items": {"type": "string"}}
 

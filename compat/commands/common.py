@@ -75,8 +75,8 @@ TARGET_PYTHON_OPT = typer.Option(
     None,
     "--python",
     metavar="PATH",
-    help="Inspect this interpreter's environment (default: $VIRTUAL_ENV, else $CONDA_PREFIX, else the "
-    "python3 on PATH).",
+    help="Inspect this interpreter's environment (default: python -m compat's interpreter, else $VIRTUAL_ENV, "
+    "$CONDA_PREFIX, compat's own environment unless a pipx/uv tool install, the python3 on PATH).",
 )
 SHOW_SKIPPED_OPT = typer.Option(
     False, "--show-skipped", help="List every skipped check with its reason (default: only their count)."

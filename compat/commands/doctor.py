@@ -84,7 +84,7 @@ def register(app: typer.Typer) -> None:
 
         report = doctor_report(
             lambda: load(matrix),  # loaded while the probes run
-            find_target(python),
+            find_target(python, note=True),
             timeout=timeout,
             smoke=not no_smoke,
             require_gpu=require_gpu,

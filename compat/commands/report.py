@@ -63,7 +63,7 @@ def register(app: typer.Typer) -> None:
         else:
             from compat.target import find_target
 
-            rep = doctor_report(m, find_target(python), smoke=not no_smoke)
+            rep = doctor_report(m, find_target(python, note=True), smoke=not no_smoke)
         run: Optional[dict[str, Any]] = None
         run_missing = "Left out (--no-run)."
         if not no_run:

@@ -46,7 +46,8 @@ def register(app: typer.Typer) -> None:
             None,
             "--python",
             metavar="PATH",
-            help="Train with this interpreter (default: $VIRTUAL_ENV, else $CONDA_PREFIX, else the python3 on PATH).",
+            help="Train with this interpreter (default: as `compat doctor` chooses; see README, Which Python is "
+            "inspected).",
         ),
         json_out: bool = JSON_OPT,
         fmt: Optional[str] = FORMAT_OPT,
@@ -73,7 +74,7 @@ def register(app: typer.Typer) -> None:
         from compat.target import find_target
 
         opts = output_options(fmt, json_out)
-        target = find_target(python)
+        target = find_target(python, note=True)
         python = target.argument
 
         if distributed:

@@ -36,7 +36,8 @@ def register(app: typer.Typer) -> None:
             None,
             "--python",
             metavar="X.Y",
-            help="Python version (default: the active environment's: $VIRTUAL_ENV, $CONDA_PREFIX, python3 on PATH).",
+            help="Python version (default: that of the interpreter `compat doctor` inspects; see README, Which "
+            "Python is inspected).",
         ),
         os_name: Optional[str] = typer.Option(
             None,

@@ -27,6 +27,14 @@ NEVER_IMPORTS = (
 )
 
 
+CONSOLE_SCRIPT = (
+    sys.executable,
+    "-c",
+    "import sys; from compat.cli import main; sys.argv[0] = 'compat'; main()",
+)
+"""What pip's `compat` entry-point script runs."""
+
+
 def _env(env: dict[str, str] | None = None) -> dict[str, str]:
     e = dict(os.environ if env is None else env)
     e["PYTHONPATH"] = str(ROOT) + os.pathsep + e.get("PYTHONPATH", "")
@@ -67,10 +75,11 @@ def _cache_dir(warm_cache: tuple[Path, str], monkeypatch: pytest.MonkeyPatch) ->
 def doctor(
     matrix_dir: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    """Run the real CLI in a fresh interpreter (as a user would), with the test matrix."""
+    """Run the real CLI in a fresh interpreter (as a user would: the `compat` console script, so that an active
+    $VIRTUAL_ENV is inspected, not `python -m compat`'s interpreter), with the test matrix."""
     e = _env(env)
     return subprocess.run(
-        [sys.executable, "-m", "compat", *args, "--matrix", str(matrix_dir)],
+        [*CONSOLE_SCRIPT, *args, "--matrix", str(matrix_dir)],
         capture_output=True,
         text=True,
         stdin=subprocess.DEVNULL,
