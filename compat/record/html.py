@@ -20,7 +20,9 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'n
 
 
 def esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    from compat._text import sanitize  # ESC, BEL and the other controls shown as `\x1b`, never as raw bytes
+
+    return html.escape(sanitize(str(value)), quote=True)
 
 
 def _num(v: float) -> str:

@@ -85,7 +85,9 @@ def load(
     if prev is not None:
         path, doc = prev
         if (doc.get("verdict") or {}).get("outcome") != "ok":
-            out.write(death_message(doc) + "\n")
+            from compat._text import sanitize
+
+            out.write(sanitize(death_message(doc)) + "\n")  # a notebook's stdout is not compat's filtered one
         try:
             with open(path + ".shown", "w"):
                 pass
