@@ -24,8 +24,13 @@ SECRETS = {
 def _script(compat_args: str, redact_cmds: list[str]) -> list[str]:
     py = shlex.quote(sys.executable)
     lines = [f"{py} -m compat {compat_args} > train.log 2>&1; echo run-exit=$?"]
-    lines += [f"echo '=== {c}'; {py} -m compat {c} 2>&1" for c in redact_cmds]
-    return ["sh", "-c", "\n".join(lines)]
+    lines += [f"echo '=== {c}'; {py} -m compat {c} 2>&1; echo exit=$?" for c in redact_cmds]
+    return ["sh", "-c", "\n".join([*lines, "true"])]
+
+
+def _exits(text: str) -> list[str]:
+    """Each redacting command's exit status: 0 or 1 (a doctor with findings), never a crash."""
+    return [ln for ln in text.splitlines() if ln.startswith("exit=")]
 
 
 def test_the_issue_repro_leaks_nothing() -> None:
@@ -40,6 +45,7 @@ def test_the_issue_repro_leaks_nothing() -> None:
     )
     assert_contract(r, codes=(0,), cap_s=CAP_S)
     assert "run-exit=1" in r.text and "### Last recorded run" in r.text, r.text[-2000:]
+    assert _exits(r.text) == ["exit=0"] and "Traceback" not in r.text, r.text[-2000:]
     assert "hf_x" not in r.text and "hunter2" not in r.text, r.text[-3000:]
 
 
@@ -59,6 +65,7 @@ def test_every_secret_in_the_output_tail_and_the_command_line() -> None:
         cap_s=2 * CAP_S,
     )
     assert_contract(r, codes=(0,), cap_s=2 * CAP_S)
-    assert "run-exit=3" in r.text and r.text.count("=== ") == 4, r.text[-2000:]
+    assert "run-exit=3" in r.text and "Traceback" not in r.text, r.text[-2000:]
+    assert len(_exits(r.text)) == 4 and set(_exits(r.text)) <= {"exit=0", "exit=1"}, r.text[-2000:]
     for secret in [*SECRETS, "hunter2", "tok123456"]:
         assert secret not in r.text, (secret, r.text[-3000:])
