@@ -29,9 +29,9 @@ _NAME = (
     r"|credentials?|auth|cookie|session[_-]?id|serial(?:[ _-]?(?:number|no))?)(?![a-z])"
 )
 _KEY = r"[\w.-]{0,40}?" + _NAME + r"[\w.-]{0,40}"
-_VALUE = r"""(?P<v>"[^"\n]{0,1024}"|'[^'\n]{0,1024}'|["']?[^\s"'&;,<>]+)"""
+_VALUE = r"""(?P<v>\\?"[^"\n]{0,1024}"|\\?'[^'\n]{0,1024}'|\\?["']?[^\s"'&;,<>]+)"""
 # KEY=VALUE, KEY: VALUE, "KEY": "VALUE", --KEY=VALUE.
-_ASSIGN = re.compile(r"(?<![\w.-])(?P<k>" + _KEY + r"""["']?[ \t]{0,40}[=:][ \t]{0,8})""" + _VALUE)
+_ASSIGN = re.compile(r"(?<![\w.-])(?P<k>" + _KEY + r"""\\?["']?[ \t]{0,40}[=:][ \t]{0,8})""" + _VALUE)
 # --KEY VALUE (a command line): only for a flag, so "the password is wrong" keeps its words.
 _FLAG = re.compile(r"(?<![\w.-])(?P<k>--?" + _KEY + r"[ \t]{1,8})(?!-)" + _VALUE)
 # One argument naming a credential, its value in the next one: `--password X`, `AWS_SECRET_ACCESS_KEY X`.
@@ -68,7 +68,8 @@ _HOME = re.compile(r"(?P<pre>/home/|/Users/|[A-Za-z]:\\Users\\|[A-Za-z]:/Users/)
 _MAC = re.compile(r"\b(?:[0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}\b")
 _IP_HOST = re.compile(r"\bip-\d{1,3}-\d{1,3}-\d{1,3}-\d{1,3}\b")
 _IPV4 = re.compile(r"\b(?!127\.)(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}\b")
-_IPV6 = re.compile(r"(?<![\w:.])[0-9A-Fa-f:]{2,39}(?![\w:])")
+# After a colon too: NCCL writes `ib0:fe80::a00:27ff:fe4e:66a1%ib0`.
+_IPV6 = re.compile(r"(?<![\w.])[0-9A-Fa-f:]{2,39}(?![\w:])")
 # Keys whose whole value identifies the machine or is a credential, whatever it looks like.
 _SECRET_KEYS = re.compile(
     r"serial|uuid|hostname|host_name|^host$|^node$|^node_name$|machine_id|board_id|" + _NAME, re.IGNORECASE

@@ -64,6 +64,14 @@ CORPUS: list[tuple[str, str]] = [
     ("gpu-node-17", f"alice@{HOST}:~$ nvidia-smi"),
     ("alice", "/home/alice/venv/bin/python train.py"),
     ("alice.smith@example.com", "contact alice.smith@example.com"),
+    ("x9secret", r"payload {\"password\": \"x9secret\"} (JSON escaped in a log line)"),
+    (
+        "fe80::a00:27ff:fe4e:66a1",
+        "NCCL INFO NET/Socket : Using [0]eth0:10.1.2.3<0> [1]ib0:fe80::a00:27ff:fe4e:66a1%ib0",
+    ),
+    ("abc123sid", "Set-Cookie: sid=abc123sid; Path=/"),
+    ("FQoGZXIvYXdzEJr", "X-Amz-Security-Token: FQoGZXIvYXdzEJr"),
+    ("b3BlbnNzaC1rZXktdjEAAAAA", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA"),
 ]
 
 
