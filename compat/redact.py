@@ -74,6 +74,7 @@ _IPV6 = re.compile(r"(?<![\w.])[0-9A-Fa-f:]{2,39}(?![\w:])")
 _SECRET_KEYS = re.compile(
     r"serial|uuid|hostname|host_name|^host$|^node$|^node_name$|machine_id|board_id|" + _NAME, re.IGNORECASE
 )
+_MAX_DEPTH = 200
 _HOST_KEYS = re.compile(r"^(?:host|hostname|host_name|node|node_name|nodename)$", re.IGNORECASE)
 
 
@@ -236,20 +237,22 @@ class Redactor:
         found = _usable_hosts(_host_values(doc))
         extra = [h for h in found if h not in self.hosts]
         if not extra:
-            return self._walk(doc, key)
-        return Redactor(hosts=[*self.hosts, *extra], users=self.users)._walk(doc, key)
+            return self._walk(doc, key, 0)
+        return Redactor(hosts=[*self.hosts, *extra], users=self.users)._walk(doc, key, 0)
 
-    def _walk(self, doc: Any, key: str) -> Any:
+    def _walk(self, doc: Any, key: str, depth: int) -> Any:
+        if depth > _MAX_DEPTH:  # a hostile document: what is too deep to read is dropped, never kept unread
+            return SECRET
         if isinstance(doc, Mapping):
             out: dict[Any, Any] = {}
             for k, v in doc.items():
                 name = self.text(k) if isinstance(k, str) else k
                 while name in out:  # two keys redacted to one name: both stay
                     name = f"{name}#"
-                out[name] = self._walk(v, str(k))
+                out[name] = self._walk(v, str(k), depth + 1)
             return out
         if isinstance(doc, (list, tuple)):
-            items = self._items(list(doc), key)
+            items = self._items(list(doc), key, depth)
             return tuple(items) if isinstance(doc, tuple) else items
         if isinstance(doc, str):
             if key and doc and _SECRET_KEYS.search(key):
@@ -259,7 +262,7 @@ class Redactor:
             return SECRET
         return doc
 
-    def _items(self, items: list[Any], key: str) -> list[Any]:
+    def _items(self, items: list[Any], key: str, depth: int) -> list[Any]:
         """A list's items: an argument after `--password` (a command line) and the lines of a private key block
         split over list items (an output tail) are removed too."""
         out: list[Any] = []
@@ -267,7 +270,7 @@ class Redactor:
         for item in items:
             if not isinstance(item, str):
                 hide_next = False
-                out.append(self._walk(item, key))
+                out.append(self._walk(item, key, depth + 1))
                 continue
             if hide_next and _SCHEME.fullmatch(item):  # `Authorization:` `Bearer` X: X goes
                 out.append(item)
@@ -281,7 +284,7 @@ class Redactor:
             begin = _KEY_BEGIN.search(item)
             in_key = begin is not None and _KEY_END.search(item, begin.end()) is None
             hide_next = _PAIR_KEY.fullmatch(item) is not None
-            out.append(self._walk(item, key))
+            out.append(self._walk(item, key, depth + 1))
         return out
 
 

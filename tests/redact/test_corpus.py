@@ -216,3 +216,11 @@ def test_a_hostile_megabyte_line_is_one_pass() -> None:
 def test_exit_signal_record_still_renders() -> None:
     rec = record(ExitInfo("signaled", signal=int(signal.SIGKILL)), output=["HF_TOKEN=hf_x"])
     assert "hf_x" not in render_html(RunRecord.from_json(R.document(rec.to_json())))
+
+
+def test_a_document_nested_deeper_than_any_report_is_cut_not_crashed() -> None:
+    doc: Any = "HF_TOKEN=hf_x"
+    for i in range(900):  # json.loads reads this deep; the walk must not raise RecursionError
+        doc = [doc] if i % 2 else {"k": doc}
+    out = json.dumps(R.document(json.loads(json.dumps(doc))))
+    assert "hf_x" not in out and "<redacted>" in out
