@@ -11,6 +11,8 @@ JSON encoder already escapes every C0 control, so a JSON run is not filtered.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 _OWN_SGR = frozenset({b"0", b"1", b"2", b"31", b"32", b"33", b"36"})
 _BYTES_RE = re.compile(rb"\x1b\[([0-9;]*)m|[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]")
@@ -43,3 +45,15 @@ def sanitize_output(data: bytes) -> bytes:
     if not _BYTES_RE.search(data):
         return data
     return _BYTES_RE.sub(_sub_bytes, data)
+
+
+def sanitize_tree(doc: Any) -> Any:
+    """A copy of a JSON-like document with `sanitize` applied to every string (keys too): what a renderer built
+    from it can colour with compat's own codes, and nothing from outside can."""
+    if isinstance(doc, str):
+        return sanitize(doc)
+    if isinstance(doc, Mapping):
+        return {sanitize(k) if isinstance(k, str) else k: sanitize_tree(v) for k, v in doc.items()}
+    if isinstance(doc, (list, tuple)):
+        return [sanitize_tree(v) for v in doc]
+    return doc

@@ -69,7 +69,8 @@ def emit_document(document: Any, opts: OutputOptions) -> int:
 REDACT_OPT = typer.Option(
     False,
     "--redact",
-    help="Remove host names, user names in paths, GPU UUIDs and serials from the output.",
+    help="Remove credentials (tokens, passwords, keys), addresses, host and user names, GPU UUIDs and serials "
+    "from the output (the README lists what is removed and what is kept).",
 )
 TARGET_PYTHON_OPT = typer.Option(
     None,

@@ -340,8 +340,10 @@ def _fp_line(fp: Mapping[str, Any], highlight: Sequence[str] = ()) -> str:
 
 def render_text(doc: Mapping[str, Any], stream: Optional[IO[str]] = None) -> str:
     """`compat fleet` without --json."""
+    from compat._text import sanitize_tree
     from compat.render import Style, use_color
 
+    doc = sanitize_tree(doc)  # host names and reasons come from other machines: no control codes of theirs
     out = stream or sys.stdout
     st = Style(use_color(out))
     s = doc["summary"]

@@ -31,7 +31,9 @@ Points = Sequence[tuple[float, float]]
 
 
 def esc(value: Any) -> str:
-    return html.escape("unknown" if value is None else str(value), quote=True)
+    from compat._text import sanitize  # ESC, BEL and the other controls shown as `\x1b`, never as raw bytes
+
+    return html.escape(sanitize("unknown" if value is None else str(value)), quote=True)
 
 
 def text_width(text: str, cls: str) -> float:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Mapping
 from typing import IO, Any
 
+from compat._text import sanitize
 from compat.record import store
 
 _STATE: dict[str, Any] = {}
@@ -142,7 +143,7 @@ def _report_previous(
             doc = _wait_record(base, deadline)
             if doc is not None:
                 if (doc.get("verdict") or {}).get("outcome") != "ok":
-                    out.write(death_message(doc) + "\n")
+                    out.write(sanitize(death_message(doc)) + "\n")
             else:
                 other = base.rsplit("-", 1)[-1]
                 out.write(
@@ -161,7 +162,7 @@ def _report_previous(
     if prev is not None:
         path, doc = prev
         if (doc.get("verdict") or {}).get("outcome") != "ok":
-            out.write(death_message(doc) + "\n")
+            out.write(sanitize(death_message(doc)) + "\n")
         _touch(path + ".shown")
 
 
@@ -319,7 +320,7 @@ def explain_last(
         try:
             body = summary(RunRecord.from_json(doc))
         except Exception:  # a record of an older or damaged shape: the verdict's own lines
-            body = death_message(doc) + "\n"
+            body = sanitize(death_message(doc)) + "\n"
         text = f"{path} ({doc.get('started_at')})\n{body}"
     out = RunVerdictDocument(
         {

@@ -74,6 +74,14 @@ def _line(label: str, pts: list[tuple[float, float]], top: Any) -> str | None:
 
 
 def summary(rec: RunRecord, report_dir: str | None = None) -> str:
+    """The summary, its text from the run (output lines, notes, reasons) without control codes: compat's stream
+    filter keeps compat's own colour codes, and the run's copies of them must not pass as compat's."""
+    from compat._text import sanitize
+
+    return sanitize(_summary(rec, report_dir))
+
+
+def _summary(rec: RunRecord, report_dir: str | None = None) -> str:
     v = rec.verdict or {}
     head = {"run": "compat run", "watch": "compat watch", "notebook": "compat"}.get(rec.kind, "compat")
     lines = [f"{head}: {v.get('title', 'no verdict')}"]

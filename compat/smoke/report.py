@@ -205,5 +205,7 @@ def render_text(result: SmokeResult, stream: Optional[IO[str]] = None) -> str:
     if result.verdict not in ("passed", "skipped") and tail:
         lines.append("")
         lines.append(st("  last lines the child wrote on stderr:", "dim"))
-        lines.extend(st("    " + t, "dim") for t in str(tail).splitlines()[-12:])
+        from compat._text import sanitize
+
+        lines.extend(st("    " + sanitize(t), "dim") for t in str(tail).splitlines()[-12:])
     return "\n".join(lines) + "\n"
