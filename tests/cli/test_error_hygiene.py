@@ -52,7 +52,12 @@ def test_yaml_errors_do_not_quote_the_file(tmp_path: Path, run, command: str, co
 
 @pytest.mark.parametrize(
     "argv",
-    [["check", "--snapshot"], ["explain", "--snapshot"], ["fleet", "merge"], ["report", "--no-run", "--snapshot"]],
+    [
+        ["check", "--snapshot"],
+        ["explain", "--snapshot"],
+        ["fleet", "merge"],
+        ["report", "--no-run", "--snapshot"],
+    ],
 )
 @pytest.mark.parametrize("field", ["schema_version", "nested"])
 def test_json_errors_do_not_quote_the_file(tmp_path: Path, run, argv: list[str], field: str) -> None:  # type: ignore[no-untyped-def]
@@ -72,8 +77,12 @@ def test_json_errors_do_not_quote_the_file(tmp_path: Path, run, argv: list[str],
 # ------------------------------------------------------------------ kernel files and devices (item 5)
 
 
-@pytest.mark.parametrize("path", ["/proc/self/pagemap", "/proc/self/status", "/sys/kernel/mm/transparent_hugepage"])
-@pytest.mark.parametrize("command", ["explain", "dockerfile", "compose", "k8s", "fleet merge", "check --snapshot"])
+@pytest.mark.parametrize(
+    "path", ["/proc/self/pagemap", "/proc/self/status", "/sys/kernel/mm/transparent_hugepage"]
+)
+@pytest.mark.parametrize(
+    "command", ["explain", "dockerfile", "compose", "k8s", "fleet merge", "check --snapshot"]
+)
 def test_kernel_files_are_refused_in_one_line(run, path: str, command: str) -> None:  # type: ignore[no-untyped-def]
     if path.startswith("/sys") and not os.path.isdir(path):
         pytest.skip("no sysfs here")

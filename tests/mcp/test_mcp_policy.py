@@ -16,7 +16,7 @@ from typing import Any, Optional
 import pytest
 
 from compat import mcp_policy, mcp_server
-from compat.mcp_policy import ToolInputError, check_path, check_line, recover_id
+from compat.mcp_policy import ToolInputError, check_line, check_path, recover_id
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "ghp_0123456789abcdefSECRET"
@@ -112,7 +112,9 @@ def test_tools_refuse_before_running_compat(root: Path) -> None:
 
 
 def test_root_uris() -> None:
-    assert mcp_policy.root_paths(["file:///home/a/proj", "file://localhost/srv/x%20y", "https://x/y", "file:rel"]) == (
+    assert mcp_policy.root_paths(
+        ["file:///home/a/proj", "file://localhost/srv/x%20y", "https://x/y", "file:rel"]
+    ) == (
         "/home/a/proj",
         "/srv/x y",
     )
@@ -138,7 +140,12 @@ def _nested(depth: int) -> dict[str, Any]:
 
 @pytest.mark.parametrize("depth", [300, 100_000])
 def test_deep_message_is_answered_with_its_id(depth: int) -> None:
-    msg = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "explain", "arguments": None}}
+    msg = {
+        "jsonrpc": "2.0",
+        "id": 4,
+        "method": "tools/call",
+        "params": {"name": "explain", "arguments": None},
+    }
     line = json.dumps(msg).replace("null", json.dumps(_nested(300)) if depth == 300 else "{" * 0 + "null")
     if depth != 300:
         line = line.replace('"arguments": null', '"arguments": ' + "[" * depth + "]" * depth)
@@ -203,7 +210,9 @@ def _send(proc: subprocess.Popen[bytes], data: bytes) -> None:
     proc.stdin.flush()
 
 
-@pytest.mark.skipif(importlib.util.find_spec("mcp") is None, reason="the optional [mcp] extra is not installed")
+@pytest.mark.skipif(
+    importlib.util.find_spec("mcp") is None, reason="the optional [mcp] extra is not installed"
+)
 def test_every_request_gets_an_answer(tmp_path: Path) -> None:
     proc = _server(tmp_path)
     try:
@@ -211,12 +220,21 @@ def test_every_request_gets_an_answer(tmp_path: Path) -> None:
             "jsonrpc": "2.0",
             "id": 1,
             "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
         }
         _send(proc, json.dumps(init).encode() + b"\n")
         assert (_reply(proc) or {}).get("id") == 1
         _send(proc, b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
-        deep = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "explain", "arguments": _nested(300)}}
+        deep = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "explain", "arguments": _nested(300)},
+        }
         _send(proc, json.dumps(deep).encode() + b"\n")
         r = _reply(proc)
         assert r is not None and r["id"] == 2 and "nested" in r["error"]["message"]
