@@ -200,7 +200,10 @@ def dockerfile(
     argv = _flags(target_driver=target_driver, target_gpu=target_gpu, target_cc=target_cc)
     if ctx is not None:
         argv += ["--context", check_path("context", ctx, directory=True)]
-    return run_compat("dockerfile", [*argv, check_path("path", file, directory=True)])
+    real = check_path("path", file, directory=True)
+    if os.path.isdir(real):  # the CLI reads DIR/Dockerfile: the same policy holds (no link out of the root)
+        real = check_path("path", os.path.join(real, "Dockerfile"))
+    return run_compat("dockerfile", [*argv, real])
 
 
 def doctor(smoke: bool = False) -> dict[str, Any]:

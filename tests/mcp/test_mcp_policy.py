@@ -106,6 +106,11 @@ def test_tools_refuse_before_running_compat(root: Path) -> None:
     ):
         with pytest.raises(ToolInputError, match="not readable through compat mcp"):
             call()
+    linked = root / "linked"
+    linked.mkdir()
+    (linked / "Dockerfile").symlink_to("/etc/shadow")
+    with pytest.raises(ToolInputError, match="not readable through compat mcp"):
+        mcp_server.dockerfile(str(linked))  # the directory is in the root, its Dockerfile leads out
     with pytest.raises(ToolInputError, match="compat dockerfile") as info:
         mcp_server.dockerfile(str(root / "creds"))
     assert SECRET not in str(info.value) and "alice" not in str(info.value)
