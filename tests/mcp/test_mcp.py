@@ -21,7 +21,7 @@ if importlib.util.find_spec("mcp") is None:
     pytest.skip("the optional [mcp] extra is not installed", allow_module_level=True)
 
 
-def _session(coro_fn: Any, roots: tuple[Path, ...] = ()) -> Any:
+def _session(coro_fn: Any, roots: tuple[Path, ...] = (), mode: str = "auto") -> Any:
     """Talk to `compat mcp` (working directory: the repository); `roots`: the roots the client declares."""
     import anyio
     from mcp import Client, types
@@ -39,7 +39,7 @@ def _session(coro_fn: Any, roots: tuple[Path, ...] = ()) -> Any:
     )
 
     async def main() -> Any:
-        async with Client(params, list_roots_callback=list_roots if roots else None) as client:
+        async with Client(params, list_roots_callback=list_roots if roots else None, mode=mode) as client:
             return await coro_fn(client)
 
     return anyio.run(main)
@@ -114,3 +114,19 @@ def test_input_error_from_cli_is_a_tool_error(tmp_path: Path, monkeypatch: pytes
     assert "ghp_" not in str(info.value) and "alice" not in str(info.value)
     with pytest.raises(ToolInputError, match="does not exist"):
         mcp_server.dockerfile(str(tmp_path / "missing.Dockerfile"))
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_paths_outside_the_client_roots_are_refused(tmp_path: Path, mode: str) -> None:
+    """Roots asked in both protocols: `roots/list` (legacy) and the input request of 2026-07-28 (auto)."""
+    inside = tmp_path / "crash.log"
+    inside.write_text("RuntimeError: CUDA error: out of memory\n", encoding="utf-8")
+
+    async def talk(client: Any) -> Any:
+        ok = await client.call_tool("explain", {"path": str(inside)})
+        repo = await client.call_tool("explain", {"path": str(ROOT / "README.md")})  # the cwd, not a root now
+        return ok, repo
+
+    ok, repo = _session(talk, roots=(tmp_path,), mode=mode)
+    assert _structured(ok)["schema_version"] == 1
+    assert repo.is_error and "not readable through compat mcp" in repo.content[0].text
