@@ -57,3 +57,46 @@ def sanitize_tree(doc: Any) -> Any:
     if isinstance(doc, (list, tuple)):
         return [sanitize_tree(v) for v in doc]
     return doc
+def clip(value: str, limit: int = 200) -> str:
+    """`value` cut to `limit` characters with an ellipsis: how a user's value (a flag, a path) appears in an error
+    (issue 32, item 18: a 100 KB --driver value was echoed whole)."""
+    return value if len(value) <= limit else value[:limit] + "…"
+
+
+_LONG_RUN = re.compile(r"\S{201,}")
+
+
+def bounded(message: str, limit: int = 2000) -> str:
+    """An error message with every value it echoes clipped: a run of more than 200 characters without a space
+    keeps its first 200, and a message still over `limit` keeps its head and its last 200 characters (the
+    "expected …" part). Applied once, to every CompatError and to every line `compat: error:` prints."""
+    if len(message) <= 200:
+        return message
+    text = _LONG_RUN.sub(lambda m: clip(m.group()), message)
+    if len(text) > limit:
+        text = text[: limit - 201] + "…" + text[-200:]
+    return text
+
+
+def json_kind(value: object) -> str:
+    """A JSON value shown without its text (a number as itself, a string as "a string"): what an error about a
+    file that may not be compat's says of a field (issue 32: `"schema_version": "<a token>"` was echoed)."""
+    if value is None or isinstance(value, bool):
+        return "null" if value is None else str(value).lower()
+    if isinstance(value, (int, float)):
+        text = repr(value)
+        return text if len(text) <= 20 else "a large number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object" if isinstance(value, dict) else "a value"
+
+
+_QUOTED = re.compile(r"'[^']{4,}'|\"[^\"]{4,}\"")
+
+
+def strip_quoted(problem: str, limit: int = 200) -> str:
+    """A parser's message (PyYAML's "found undefined alias '<a token>'") without the file text it quotes: an
+    error names the file and the problem, never its bytes (issue 32, item 1). A quoted character stays."""
+    return clip(_QUOTED.sub("'…'", problem), limit)

@@ -300,7 +300,9 @@ def fail_exit(at_or_above: bool) -> int:
 
 def err(message: str) -> None:
     """One line on stderr: the error contract for bad input."""
-    first = " ".join(message.split("\n")[0].split())
+    from compat._text import bounded
+
+    first = bounded(" ".join(message.split("\n")[0].split()))
     sys.stderr.write(f"compat: error: {first}\n")
 
 

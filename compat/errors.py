@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from compat._text import bounded
+
 EXIT_OK = 0
 EXIT_INCOMPATIBLE = 1
 EXIT_USAGE = 2
@@ -14,6 +16,12 @@ class CompatError(Exception):
     """Base class for errors compat reports to the user instead of a traceback."""
 
     exit_code = EXIT_INTERNAL
+
+    def __init__(self, *args: object) -> None:
+        # The one place a user's value echoed in an error is clipped (issue 32, item 18: a 100 KB --driver).
+        if len(args) == 1 and isinstance(args[0], str):
+            args = (bounded(args[0]),)
+        super().__init__(*args)
 
 
 class InputError(CompatError, ValueError):

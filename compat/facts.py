@@ -10,6 +10,7 @@ from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
+from compat._text import json_kind
 from compat._valueclass import valueclass
 from compat.errors import InputError
 from compat.schema_version import SCHEMA_VERSION
@@ -311,7 +312,7 @@ def facts_from_json(doc: Any, origin: str) -> Facts:
         raise InputError(f"{origin}: not a compat snapshot (expected a JSON object)")
     if doc.get("schema_version") != SCHEMA_VERSION:
         raise InputError(
-            f"{origin}: unsupported snapshot schema_version {doc.get('schema_version')!r} "
+            f"{origin}: unsupported snapshot schema_version {json_kind(doc.get('schema_version'))} "
             f"(this compat reads {SCHEMA_VERSION})"
         )
     raw_facts = doc.get("facts")

@@ -9,10 +9,13 @@ line: an InputError, which the CLI prints as one stderr line with exit 2 (issue 
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import stat
 import sys
 from typing import BinaryIO, Optional
+
+from compat._text import clip
 
 DEFAULT_CAP = 64 << 20
 """Bytes: larger than any real snapshot, Dockerfile, fleet report or matrix file; logs are capped by their reader."""
@@ -37,36 +40,108 @@ def _why(exc: OSError) -> str:
     return (exc.strerror or str(exc)).lower()
 
 
-def _kind(mode: int) -> str:
+def kind(mode: int) -> str:
+    """What a file that is not a regular file is ("a FIFO (named pipe)"), for a message."""
     if stat.S_ISDIR(mode):
         return "a directory"
     if stat.S_ISFIFO(mode):
         return "a FIFO (named pipe)"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
     if stat.S_ISSOCK(mode):
         return "a socket"
     return "not a regular file"
+
+
+PSEUDO_FS = frozenset(
+    {"proc", "sysfs", "debugfs", "tracefs", "securityfs", "configfs", "bpf", "cgroup", "cgroup2", "pstore"}
+    | {"efivarfs", "fusectl", "binfmt_misc", "devpts", "mqueue", "rpc_pipefs", "nsfs"}
+)
+"""Kernel file systems whose files report no real size: /proc/kmsg blocks and consumes the kernel log,
+/proc/self/pagemap never ends (issue 32, item 5). No input compat reads lives there."""
+
+
+@functools.lru_cache(maxsize=1)
+def _mounts() -> dict[int, str]:
+    """st_dev -> file system type of every mount this process sees (from /proc/self/mountinfo)."""
+    out: dict[int, str] = {}
+    try:
+        with open("/proc/self/mountinfo", "rb") as f:  # a regular procfs file of our own, bounded below
+            data = f.read(4 << 20)
+    except OSError:
+        return out
+    for line in data.decode("utf-8", "replace").splitlines():
+        left, sep, right = line.partition(" - ")
+        fields = left.split()
+        if not sep or len(fields) < 3 or ":" not in fields[2] or not right.split():
+            continue
+        major, _, minor = fields[2].partition(":")
+        if major.isdigit() and minor.isdigit():
+            out[os.makedev(int(major), int(minor))] = right.split()[0]
+    return out
+
+
+def pseudo_fs(st: os.stat_result) -> Optional[str]:
+    """The kernel file system ("proc", "sysfs") a stat result lives on, or None for an ordinary one."""
+    fstype = _mounts().get(st.st_dev)
+    return fstype if fstype in PSEUDO_FS else None
+
+
+def refusal(st: os.stat_result) -> Optional[str]:
+    """Why a file with this stat is not read as input ("is a FIFO (named pipe), not a regular file"), or None."""
+    if not stat.S_ISREG(st.st_mode):
+        return f"is {kind(st.st_mode)}, not a regular file"
+    fstype = pseudo_fs(st)
+    if fstype is not None:
+        return f"is a kernel file ({fstype}), not a regular file: its reads can block or never end"
+    return None
 
 
 def read_bytes(path: str, what: str, cap: int = DEFAULT_CAP) -> bytes:
     """The bytes of regular file `path`; InputError naming `what` ("snapshot", "--matrix file") otherwise."""
     from compat.errors import InputError
 
-    shown = path if len(path) <= 200 else path[:200] + "…"
+    shown = clip(path)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, _NONBLOCK)
     except OSError as exc:
         raise InputError(f"{what} {shown!r}: {_why(exc)}") from None
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise InputError(f"{what} {shown!r} is {_kind(mode)}, not a regular file")
+        why = refusal(os.fstat(fd))
+        if why is not None:
+            raise InputError(f"{what} {shown!r} {why}")
         return _read_fd(fd, f"{what} {shown!r}", cap)
     except OSError as exc:
         raise InputError(f"{what} {shown!r}: {_why(exc)}") from None
     finally:
         os.close(fd)
+
+
+_NONBLOCK = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def open_stream(path: str, what: str) -> BinaryIO:
+    """`path` opened for streaming (a log): a regular file, or a FIFO the user named on purpose (read like a
+    pipe on stdin, waiting for its writer); InputError for a device, socket, directory or kernel file."""
+    from compat.errors import InputError
+
+    shown = clip(path)
+    try:
+        named_fifo = stat.S_ISFIFO(os.stat(path).st_mode)
+        fd = os.open(path, _NONBLOCK & ~getattr(os, "O_NONBLOCK", 0) if named_fifo else _NONBLOCK)
+    except OSError as exc:
+        raise InputError(f"cannot read {what} {shown!r}: {_why(exc)}") from None
+    try:
+        st = os.fstat(fd)
+        why = None if named_fifo and stat.S_ISFIFO(st.st_mode) else refusal(st)
+        if why is not None:
+            raise InputError(f"cannot read {what} {shown!r}: it {why}")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _read_fd(fd: int, name: str, cap: int) -> bytes:
@@ -99,7 +174,9 @@ def stdin_stream() -> BinaryIO:
     if stream is None or _runtime.STDIN_CLOSED:
         raise InputError("standard input is closed: give a file, or pipe the log in")
     if _endless_device(stream):
-        raise InputError("standard input is a device that never ends (such as /dev/zero): give a file")
+        raise InputError(
+            "standard input is a device or kernel file that never ends (such as /dev/zero or /proc/kmsg): give a file"
+        )
     return stream
 
 
@@ -110,6 +187,8 @@ def _endless_device(stream: BinaryIO) -> bool:
         st = os.fstat(fd)
     except (OSError, ValueError):  # not a real descriptor (tests pass a BytesIO)
         return False
+    if stat.S_ISREG(st.st_mode) and pseudo_fs(st) is not None:  # `compat explain < /proc/kmsg`
+        return True
     if not (stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)) or os.isatty(fd):
         return False
     try:

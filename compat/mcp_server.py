@@ -21,6 +21,9 @@ import subprocess
 import sys
 from typing import Any
 
+from compat.mcp_policy import ToolInputError as ToolInputError  # re-exported: part of the tools API
+from compat.mcp_policy import check_path
+
 MAX_VALUE = 256
 """Longest value accepted for a flag (a version, a GPU name, a path)."""
 MAX_LOG = 4 * 1024 * 1024
@@ -30,10 +33,6 @@ MAX_OUTPUT = 16 * 1024 * 1024
 TIMEOUTS = {"check": 60.0, "suggest": 90.0, "explain": 120.0, "dockerfile": 60.0, "doctor": 300.0}
 
 _SAFE = re.compile(r"^[^\x00-\x1f\x7f-]")
-
-
-class ToolInputError(ValueError):
-    """A tool argument that compat refuses (shown to the caller as the tool's error)."""
 
 
 def _value(name: str, value: str | None) -> str | None:
@@ -186,7 +185,7 @@ def explain(log: str | None = None, path: str | None = None) -> dict[str, Any]:
         return run_compat("explain", ["-"], stdin=data)
     file = _value("path", path)
     assert file is not None
-    return run_compat("explain", [file])
+    return run_compat("explain", [check_path("path", file)])
 
 
 def dockerfile(
@@ -200,8 +199,14 @@ def dockerfile(
     file = _value("path", path)
     if file is None:
         raise ToolInputError("path: the Dockerfile to check is required")
-    argv = _flags(target_driver=target_driver, target_gpu=target_gpu, target_cc=target_cc, context=context)
-    return run_compat("dockerfile", [*argv, file])
+    ctx = _value("context", context)
+    argv = _flags(target_driver=target_driver, target_gpu=target_gpu, target_cc=target_cc)
+    if ctx is not None:
+        argv += ["--context", check_path("context", ctx, directory=True)]
+    real = check_path("path", file, directory=True)
+    if os.path.isdir(real):  # the CLI reads DIR/Dockerfile: the same policy holds (no link out of the root)
+        real = check_path("path", os.path.join(real, "Dockerfile"))
+    return run_compat("dockerfile", [*argv, real])
 
 
 def doctor(smoke: bool = False) -> dict[str, Any]:
@@ -214,34 +219,59 @@ TOOLS = (check, suggest, explain, dockerfile, doctor)
 
 def build_server() -> Any:
     """The MCP server object with every tool registered (imports the SDK; call only from `compat mcp`)."""
-    from mcp.server.mcpserver import MCPServer
+    import inspect
+
+    import anyio
+    from mcp.server.mcpserver import Context, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import ToolAnnotations
 
+    from compat import mcp_policy
     from compat.about import __version__
 
-    server = MCPServer(
+    class Server(MCPServer):  # type: ignore[misc]
+        async def run_stdio_async(self) -> None:
+            """The SDK's stdio loop over compat's bounded wire (mcp_policy.bounded_stdio)."""
+            async with mcp_policy.bounded_stdio() as (read_stream, write_stream):
+                low = self._lowlevel_server
+                await low.run(read_stream, write_stream, low.create_initialization_options())
+
+    server = Server(
         "compat",
         version=__version__,
         instructions=(
             "compat answers whether an NVIDIA GPU stack (driver, CUDA, cuDNN, PyTorch/TensorFlow wheels, GPU) can "
-            "train, and why not. Every tool is read-only and returns compat's JSON document."
+            "train, and why not. Every tool is read-only and returns compat's JSON document. Files are read only "
+            "under the client's roots (or the server's working directory)."
         ),
     )
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
     for fn in TOOLS:
 
         def make(f: Any) -> Any:
-            def tool(**kwargs: Any) -> dict[str, Any]:
-                try:
+            async def tool(ctx: Context, **kwargs: Any) -> dict[str, Any]:  # type: ignore[type-arg]
+                reads = any(
+                    kwargs.get(k) for k in ("path", "context")
+                )  # only a file argument needs the roots
+                roots = await mcp_policy.client_roots(ctx) if reads else None
+                if roots == mcp_policy.ASK:
+                    return mcp_policy.ask_for_roots()  # type: ignore[no-any-return]
+
+                def call() -> dict[str, Any]:
+                    mcp_policy.ROOTS.set(roots)  # this thread's context: the roots of this call only
                     return dict(f(**kwargs))
+
+                try:
+                    return await anyio.to_thread.run_sync(call)
                 except ToolInputError as exc:
                     raise ToolError(str(exc)) from None
 
+            sig = inspect.signature(f)
+            ctx_param = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)
             tool.__name__ = f.__name__
             tool.__doc__ = f.__doc__
-            tool.__signature__ = __import__("inspect").signature(f)  # type: ignore[attr-defined]
-            tool.__annotations__ = dict(f.__annotations__)
+            tool.__signature__ = sig.replace(parameters=[*sig.parameters.values(), ctx_param])  # type: ignore[attr-defined]
+            tool.__annotations__ = {**f.__annotations__, "ctx": Context}
             return tool
 
         server.tool(name=fn.__name__, annotations=read_only)(make(fn))

@@ -36,6 +36,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "compat.cli",
             "compat.commands",
             "compat.mcp_server",
+            "compat.mcp_policy",
         ),
     ),
     (

@@ -7,10 +7,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
+from compat._text import clip
 from compat.errors import InputError
 from compat.inputs import read_bytes
 
 if TYPE_CHECKING:
+    from compat.dockerfile.parser import Instruction
     from compat.findings import Report
     from compat.matrix import Matrix
 
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
 def read_dockerfile(path: str | Path) -> str:
     """The Dockerfile's text; InputError (one line) when it is missing, a directory, binary or empty."""
     p = Path(path)
-    if p.is_dir():
+    if _is_dir(p):
         cand = p / "Dockerfile"
         if not cand.is_file():
             raise InputError(f"{str(p)!r} is a directory without a Dockerfile")
@@ -56,18 +58,11 @@ def check_dockerfile(
     p = Path(path)
     text = read_dockerfile(p)
     df = parse(text, origin=str(p))
-    known = [i for i in df.instructions if i.known]
-    if not known or known[0].keyword not in ("FROM", "ARG"):
-        first = df.instructions[0] if df.instructions else None
-        what = f"line {first.line} starts with {first.keyword!r}" if first else "it has no instructions"
-        raise InputError(f"{str(p)!r} is not a Dockerfile: {what} (expected FROM)")
-    if df.instructions[0].keyword not in ("FROM", "ARG") or not df.instructions[0].known:
-        first = df.instructions[0]
-        raise InputError(
-            f"{str(p)!r} is not a Dockerfile: line {first.line} starts with {first.keyword!r} (expected FROM)"
-        )
+    first = df.instructions[0] if df.instructions else None
+    if first is None or not first.known or first.keyword not in ("FROM", "ARG"):
+        raise InputError(f"{clip(str(p))!r} is not a Dockerfile: {_first_line(first)} (expected FROM)")
     ctx = Path(context) if context is not None else (p if p.is_dir() else p.parent)
-    if context is not None and not ctx.is_dir():
+    if context is not None and not _is_dir(ctx):
         raise InputError(f"--context {str(ctx)!r} is not a directory")
     opts = Options(
         target_driver=target_driver,
@@ -78,6 +73,22 @@ def check_dockerfile(
         today=today,
     )
     return analyze(df, matrix, opts)
+
+
+def _is_dir(p: Path) -> bool:
+    try:
+        return p.is_dir()
+    except OSError:  # a name too long: Python 3.11 raises ENAMETOOLONG instead of answering False
+        return False
+
+
+def _first_line(first: Instruction | None) -> str:
+    """What the first line is, without its text: a file that is no Dockerfile may hold a secret (issue 32)."""
+    if first is None:
+        return "it has no instructions"
+    if first.known:
+        return f"line {first.line} is a {first.keyword} instruction"
+    return f"line {first.line} is not a Dockerfile instruction"
 
 
 __all__ = ["check_dockerfile", "read_dockerfile"]

@@ -270,3 +270,24 @@ def expand_globs(context: Path, pattern: str) -> list[str]:
     if any(ch in pattern for ch in "*?["):
         return sorted(os.path.relpath(p, context) for p in glob.glob(str(context / pattern)))
     return [pattern]
+
+
+def context_file(path: Path, ctx: Path) -> tuple[Path | None, str]:
+    """(the file, "") when `path` (resolved) is a regular file inside the build context, else (None, what it is):
+    a device or FIFO is named as such (issue 32, item 19), and a link out of the context is not followed (Docker
+    copies the link, not its target; reading it would read a host file, such as /etc/shadow)."""
+    from compat.inputs import refusal
+
+    try:
+        real = path.resolve()
+        st = real.stat()
+    except (OSError, RuntimeError):
+        return None, "does not exist"
+    why = refusal(st)
+    if why is not None:
+        return None, why
+    try:
+        real.relative_to(ctx.resolve())
+    except ValueError:
+        return None, "is a symbolic link that leads out of the build context"
+    return real, ""

@@ -314,11 +314,14 @@ def _read_requirements(
     image_path = abs_path(path, cwd)
     local, why = ctx.resolve_path(image_path)
     if local is None:
+        # there but not a file to read: say what it is, "a character device" (issue 32, item 19)
+        unusable = any(k in why for k in ("not a regular file", "leads out of", "kernel file"))
         return [
             Note(
                 "dockerfile.requirements",
-                f"requirements file {path} is not in the build context",
-                f"{why}; its pins are not checked (give --context DIR).",
+                f"requirements file {path} "
+                + ("cannot be read" if unusable else "is not in the build context"),
+                f"{why}; its pins are not checked" + ("." if unusable else " (give --context DIR)."),
             )
         ]
     try:

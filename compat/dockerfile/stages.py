@@ -24,7 +24,7 @@ from compat.dockerfile.actions import (
 from compat.dockerfile.expand import ExpansionError, expand, strip_unset
 from compat.dockerfile.frameworks import install_tf, install_torch
 from compat.dockerfile.images import BaseStack, deleted_row, infer, parse_ref
-from compat.dockerfile.installs import expand_globs, interpret
+from compat.dockerfile.installs import context_file, expand_globs, interpret
 from compat.dockerfile.jaxinstall import note_install
 from compat.dockerfile.model import (
     ARG_UNSET,
@@ -381,15 +381,19 @@ def _resolve_path(st: Stage, opts: Options, image_path: str) -> tuple[Path | Non
                 if target == d or str(target).startswith(str(d).rstrip("/") + "/"):
                     sub = os.path.relpath(str(target), str(d))
                     cand = local / sub
-                    if cand.is_file():
-                        return cand, ""
-                    return None, f"COPY at line {line} brings {src} to {dest}, but {cand} does not exist"
+                    found, why = context_file(cand, ctx)
+                    if found is not None:
+                        return found, ""
+                    return None, f"COPY at line {line} brings {src} to {dest}, but {cand} {why}"
                 continue
             dst = PurePosixPath(dest) / PurePosixPath(rel).name if is_dir else PurePosixPath(dest)
             if dst == target:
-                if local.is_file():
-                    return local, ""
-                return None, f"COPY at line {line} copies {src}, which is not in the build context {ctx}"
+                found, why = context_file(local, ctx)
+                if found is not None:
+                    return found, ""
+                if why == "does not exist":
+                    return None, f"COPY at line {line} copies {src}, which is not in the build context {ctx}"
+                return None, f"COPY at line {line} copies {src}, which {why}"
     return None, f"no COPY/ADD before this RUN puts {image_path} in the image"
 
 

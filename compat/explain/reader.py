@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import codecs
 import json
-import os
 from collections.abc import Iterator
 from typing import IO, Any
 
@@ -16,27 +15,11 @@ NOTEBOOK_MAX = 64 << 20
 
 
 def _open(path: str) -> IO[bytes]:
-    try:
-        if os.path.isdir(path):
-            raise InputError(f"cannot read log {path!r}: it is a directory")
-        fh = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
-        if _is_device(fh):  # /dev/zero never ends (issue 19, item 3); a pipe or FIFO is a real log stream
-            fh.close()
-            raise InputError(f"cannot read log {path!r}: it is a device, not a file")
-        return fh
-    except FileNotFoundError:
-        raise InputError(f"cannot read log {path!r}: no such file") from None
-    except PermissionError:
-        raise InputError(f"cannot read log {path!r}: permission denied") from None
-    except OSError as exc:
-        raise InputError(f"cannot read log {path!r}: {exc.strerror or exc}") from None
+    """The log at `path`: a regular file or a FIFO named on purpose; a device, a directory or a kernel file
+    (/proc/kmsg blocks and eats the kernel log, /proc/self/pagemap never ends) is refused (issue 32, item 5)."""
+    from compat.inputs import open_stream
 
-
-def _is_device(fh: IO[bytes]) -> bool:
-    import stat
-
-    mode = os.fstat(fh.fileno()).st_mode
-    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode)
+    return open_stream(path, "log")
 
 
 def _blocks(stream: IO[bytes], name: str) -> Iterator[str]:

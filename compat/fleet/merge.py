@@ -17,6 +17,7 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from compat._text import json_kind
 from compat.errors import InputError
 from compat.facts import MAX_JSON_DEPTH, json_error, json_too_deep
 from compat.fleet.report import NodeInput
@@ -121,7 +122,7 @@ def check_report(doc: Any, where: str) -> Mapping[str, Any]:
     if doc.get("schema_version") != SCHEMA_VERSION:
         raise InputError(
             f"{where}: not a compat doctor report of schema_version {SCHEMA_VERSION} "
-            f"(schema_version is {doc.get('schema_version')!r})"
+            f"(schema_version is {json_kind(doc.get('schema_version'))})"
         )
     for key, kind in REQUIRED:
         if not isinstance(doc.get(key), kind):

@@ -10,6 +10,7 @@ from typing import Any
 
 from packaging.version import Version
 
+from compat._text import strip_quoted
 from compat.errors import InputError, MatrixError
 from compat.inputs import read_bytes
 from compat.matrix import diskcache
@@ -85,7 +86,7 @@ def _read_docs(d: Path, p: Problems, *, validate_extras: bool, cache: bool) -> t
             mark = getattr(exc, "problem_mark", None)
             loc = f" line {mark.line + 1}" if mark is not None else ""
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            p.add(f"{name}{loc}", f"cannot be parsed: {first}")
+            p.add(f"{name}{loc}", f"cannot be parsed: {strip_quoted(first)}")
     if not (cache and cached is None and clean and core):
         key = ""  # nothing to store
     return docs, key
@@ -102,8 +103,12 @@ def load_matrix(
     (validation still runs on every load).
     """
     d = resolve_matrix_dir(directory)
-    if not d.is_dir():
-        why = "is not a directory" if d.exists() else "does not exist"
+    try:
+        is_dir = d.is_dir()
+        why = "" if is_dir else "is not a directory" if d.exists() else "does not exist"
+    except OSError as exc:  # a name too long (Python 3.11 raises for ENAMETOOLONG)
+        is_dir, why = False, (exc.strerror or "cannot be read").lower()
+    if not is_dir:
         raise InputError(f"matrix directory {str(d)!r} {why}")
     p = Problems()
     docs, store_key = _read_docs(d, p, validate_extras=validate_extras, cache=cache)

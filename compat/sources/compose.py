@@ -132,6 +132,17 @@ def _devices(svc: YMap, s: _Service, where: str) -> Iterator[Finding]:
             )
 
 
+def _unreadable(path: Path) -> str:
+    """Why the Dockerfile at `path` is not read ("is a FIFO (named pipe), not a regular file"), or ""."""
+    from compat.inputs import refusal
+
+    try:
+        st = path.stat()
+    except OSError:
+        return "is not here"
+    return refusal(st) or ""
+
+
 def _build(
     svc: YMap, base_dir: Path, where: str, m: Matrix, target: DeploymentTarget
 ) -> tuple[list[Finding], list[Skip], dict[str, Any] | None]:
@@ -151,10 +162,11 @@ def _build(
     if isinstance(b, YMap) and b.get("dockerfile_inline") is not None:
         return [], [Skip("compose.build", f"{where}: dockerfile_inline is not checked")], None
     dpath = ctx / str(dfile) if dfile else ctx / "Dockerfile"
-    if not dpath.is_file():
+    why = _unreadable(dpath)
+    if why:
         return (
             [],
-            [Skip("compose.build", f"{where}: the Dockerfile {dpath} is not here; its checks are skipped")],
+            [Skip("compose.build", f"{where}: the Dockerfile {dpath} {why}; its checks are skipped")],
             None,
         )
     args: dict[str, str] = {}

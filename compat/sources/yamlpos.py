@@ -7,6 +7,7 @@ from typing import Any
 
 import yaml
 
+from compat._text import strip_quoted
 from compat.errors import InputError
 
 MAX_BYTES = 4 * 1024 * 1024
@@ -93,7 +94,7 @@ def load_documents(path: Path, what: str) -> list[Any]:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError(f"{path}{where}: not valid YAML ({problem})") from None
+        raise InputError(f"{path}{where}: not valid YAML ({strip_quoted(problem)})") from None
     except RecursionError:
         raise InputError(f"{path}: YAML nested too deeply; not read") from None
     return docs

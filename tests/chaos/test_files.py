@@ -143,3 +143,60 @@ def test_guard_cache_fifo_does_not_hang(tmp_path: Path) -> None:
     )
     assert_contract(r, codes=(0,), cap_s=CAP_S)
     assert "OK False" in r.text
+
+
+# ------------------------------------------------------------------ kernel files (issue 32, item 5)
+
+KERNEL = ["/proc/kmsg", "/proc/self/pagemap", "/dev/kmsg", "/proc/kcore"]
+READERS = [
+    ["explain"],
+    ["dockerfile"],
+    ["compose"],
+    ["k8s"],
+    ["fleet", "merge"],
+    ["check", "--snapshot"],
+    ["report", "--no-run", "--snapshot"],
+]
+
+
+@pytest.mark.parametrize("path", KERNEL)
+@pytest.mark.parametrize("argv", READERS, ids=" ".join)
+def test_kernel_file_is_refused_quickly(path: str, argv: list[str]) -> None:
+    """/proc/kmsg blocks (and eats the kernel log) and pagemap never ends: one line, exit 2, at once."""
+    if not os.path.exists(path):
+        pytest.skip(f"no {path} here")
+    r = run([*argv, path], cap_s=CAP_S)
+    _check(r)
+    assert "kernel file" in r.err_lines[0] or "character device" in r.err_lines[0], r.err_lines
+
+
+@pytest.mark.parametrize("path", ["/proc/kmsg", "/proc/self/pagemap"])
+def test_kernel_file_on_stdin_is_refused(path: str) -> None:
+    if not os.path.exists(path):
+        pytest.skip(f"no {path} here")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:  # not root: /proc/kmsg needs CAP_SYSLOG
+        pytest.skip(f"{path}: {exc.strerror}")
+    try:
+        r = run(["explain", "-"], stdin=fd, cap_s=CAP_S)
+    finally:
+        os.close(fd)
+    _check(r)
+
+
+def test_named_fifo_log_is_still_read(tmp_path: Path) -> None:
+    """A FIFO the user names for explain is read like a pipe on stdin (documented), not refused."""
+    import threading
+
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+
+    def writer() -> None:
+        with open(fifo, "wb") as f:
+            f.write(b"RuntimeError: CUDA error: out of memory\n")
+
+    threading.Thread(target=writer, daemon=True).start()
+    r = run(["explain", str(fifo), "--json"], cap_s=CAP_S)
+    assert_contract(r, codes=(0, 1), cap_s=CAP_S, mem_mib=INPUT_MEMORY_CAP_MIB)
+    assert "out_of_memory" in r.text or "oom" in r.text.lower()

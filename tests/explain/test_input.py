@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -173,12 +174,16 @@ def test_unreadable_input_is_a_one_line_error(tmp_path: Path, run, bad: str, mon
         p.chmod(0)
         target = str(p)
 
-        def denied(*a: object, **k: object) -> None:  # root ignores permission bits: simulate the OS
-            raise PermissionError(13, "Permission denied")
+        real_open = os.open
 
-        import compat.explain.reader as reader
+        def denied(
+            path: object, *a: object, **k: object
+        ) -> int:  # root ignores permission bits: simulate the OS
+            if path == target:
+                raise PermissionError(13, "Permission denied")
+            return real_open(path, *a, **k)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(reader, "open", denied, raising=False)
+        monkeypatch.setattr(os, "open", denied)
     r = run("explain", target)
     assert r.code == 2
     assert r.out == ""

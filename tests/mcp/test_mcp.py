@@ -21,10 +21,15 @@ if importlib.util.find_spec("mcp") is None:
     pytest.skip("the optional [mcp] extra is not installed", allow_module_level=True)
 
 
-def _session(coro_fn: Any) -> Any:
+def _session(coro_fn: Any, roots: tuple[Path, ...] = (), mode: str = "auto") -> Any:
+    """Talk to `compat mcp` (working directory: the repository); `roots`: the roots the client declares."""
     import anyio
-    from mcp import Client
+    from mcp import Client, types
     from mcp.client.stdio import StdioServerParameters
+
+    async def list_roots(context: Any) -> Any:
+        uris: list[Any] = [r.resolve().as_uri() for r in roots]
+        return types.ListRootsResult(roots=[types.Root(uri=u) for u in uris])
 
     params = StdioServerParameters(
         command=sys.executable,
@@ -34,7 +39,7 @@ def _session(coro_fn: Any) -> Any:
     )
 
     async def main() -> Any:
-        async with Client(params) as client:
+        async with Client(params, list_roots_callback=list_roots if roots else None, mode=mode) as client:
             return await coro_fn(client)
 
     return anyio.run(main)
@@ -63,7 +68,7 @@ def test_real_client_lists_tools_and_calls_check_and_explain(tmp_path: Path) -> 
         bad = await client.call_tool("check", {"driver": "--help"})
         return tools, check, explain, bad
 
-    tools, check, explain, bad = _session(talk)
+    tools, check, explain, bad = _session(talk, roots=(tmp_path,))
     names = {t.name for t in tools.tools}
     assert names == {"check", "suggest", "explain", "dockerfile", "doctor"}
     assert all(t.annotations is not None and t.annotations.read_only_hint for t in tools.tools)
@@ -101,6 +106,27 @@ def test_tool_returns_the_cli_document() -> None:
     assert sug["torch"]
 
 
-def test_input_error_from_cli_is_a_tool_error(tmp_path: Path) -> None:
-    with pytest.raises(ToolInputError, match="compat dockerfile"):
+def test_input_error_from_cli_is_a_tool_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # without client roots, the server's working directory is the one root
+    (tmp_path / "notes.txt").write_text("https://alice:ghp_0123456789abcdef@github.com\n")
+    with pytest.raises(ToolInputError, match="compat dockerfile") as info:
+        mcp_server.dockerfile("notes.txt")
+    assert "ghp_" not in str(info.value) and "alice" not in str(info.value)
+    with pytest.raises(ToolInputError, match="does not exist"):
         mcp_server.dockerfile(str(tmp_path / "missing.Dockerfile"))
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_paths_outside_the_client_roots_are_refused(tmp_path: Path, mode: str) -> None:
+    """Roots asked in both protocols: `roots/list` (legacy) and the input request of 2026-07-28 (auto)."""
+    inside = tmp_path / "crash.log"
+    inside.write_text("RuntimeError: CUDA error: out of memory\n", encoding="utf-8")
+
+    async def talk(client: Any) -> Any:
+        ok = await client.call_tool("explain", {"path": str(inside)})
+        repo = await client.call_tool("explain", {"path": str(ROOT / "README.md")})  # the cwd, not a root now
+        return ok, repo
+
+    ok, repo = _session(talk, roots=(tmp_path,), mode=mode)
+    assert _structured(ok)["schema_version"] == 1
+    assert repo.is_error and "not readable through compat mcp" in repo.content[0].text
