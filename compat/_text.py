@@ -43,3 +43,8 @@ def sanitize_output(data: bytes) -> bytes:
     if not _BYTES_RE.search(data):
         return data
     return _BYTES_RE.sub(_sub_bytes, data)
+
+
+def upper_first(text: str) -> str:
+    """The text with its first letter upper-case, for a phrase that starts a sentence ("the GPU has" → "The GPU has")."""
+    return text[:1].upper() + text[1:]

@@ -34,7 +34,7 @@ from compat.matrix import Matrix
 from compat.versions import CC, Arch, major_minor, parse_cc
 
 
-def stage_facts(st: Stage, opts: Options) -> tuple[Facts, dict[str, int]]:
+def stage_facts(st: Stage, opts: Options, m: Matrix | None = None) -> tuple[Facts, dict[str, int]]:
     """The stage's facts for the resolver, and the Dockerfile line of each."""
     vals: dict[str, Fact] = {}
     lines: dict[str, int] = {}
@@ -79,7 +79,11 @@ def stage_facts(st: Stage, opts: Options) -> tuple[Facts, dict[str, int]]:
     if opts.target_gpu or opts.target_cc:
         cc = str(parse_cc(opts.target_cc)) if opts.target_cc else None
         src = "--target-gpu" if opts.target_gpu else "--target-cc"
-        facts = facts.with_gpus((Gpu(opts.target_gpu, cc, src, 0),), src)
+        details: dict[str, str] = {}
+        row = m.gpu(opts.target_gpu) if m is not None and opts.target_gpu and cc is None else None
+        if row is not None:  # the facts line shows the compute capability the matrix gives for --target-gpu
+            cc, details = str(row.cc), {"cc_source": "matrix"}
+        facts = facts.with_gpus((Gpu(opts.target_gpu, cc, src, 0, details),), src)
     return facts, lines
 
 
