@@ -8,6 +8,7 @@ from typing import Any
 
 from packaging.version import Version
 
+from compat.checks.context import full_name
 from compat.checks.rules import arch_support, driver_can_run, driver_requirement
 from compat.dockerfile.model import (
     ARCH_LIST,
@@ -424,11 +425,16 @@ def _check_arch_list(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding | 
             )
     if opts.target_gpu or opts.target_cc:
         cc = parse_cc(opts.target_cc) if opts.target_cc else None
-        if cc is None and opts.target_gpu:
-            row = m.gpu(opts.target_gpu)
-            cc = row.cc if row is not None else None
+        row = m.gpu(opts.target_gpu) if opts.target_gpu else None
+        if cc is None and row is not None:
+            cc = row.cc
         if cc is None:
             return
+        # "GeForce RTX 5090 has compute capability 12.0" (the matrix's name for --target-gpu 5090); a GPU given by
+        # its compute capability alone is not defined by itself.
+        name = full_name(opts.target_gpu or "", row.name) if row is not None else opts.target_gpu
+        gpu = name or f"a GPU with compute capability {cc}"
+        has = f"{name} has compute capability {cc} and none" if name else "none"
         archs: list[Arch] = []
         for _, c, ptx in entries:
             if c is None:
@@ -438,13 +444,12 @@ def _check_arch_list(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding | 
                 archs.append(Arch("compute", c))
         how, _ = arch_support(tuple(archs), cc)
         if how == "none" and archs:
-            gpu = opts.target_gpu or f"compute capability {cc}"
             yield _f(
                 ARCH_LIST,
                 "error",
                 f"extensions built here have no kernels for {gpu} ({cc.sm})",
                 f"TORCH_CUDA_ARCH_LIST={al.value!r} (line {al.line}) compiles CUDA extensions for "
-                f"{', '.join(e for e, _, _ in entries)}; {gpu} is {cc} and none of them (nor PTX) runs on it: "
+                f"{', '.join(e for e, _, _ in entries)}; {has} of them (nor PTX) runs on it: "
                 "'no kernel image is available for execution on the device'.",
                 line=al.line,
                 fixes=(Fix(f"Add {cc.major}.{cc.minor} to TORCH_CUDA_ARCH_LIST"),),

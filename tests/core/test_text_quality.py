@@ -135,7 +135,9 @@ def _strings(doc: Any, key: str = "") -> Iterator[str]:
 
 def test_golden_texts_read_well() -> None:
     texts: dict[str, str] = {}
-    for path in sorted((ROOT / "tests" / "output" / "golden").glob("*.json")):
+    goldens = [ROOT / "tests" / "output" / "golden", ROOT / "tests" / "data" / "nvml_profiles" / "golden"]
+    goldens.append(ROOT / "tests" / "data" / "doctor_keys")
+    for path in sorted(p for d in goldens for p in d.glob("*.json")):
         for s in _strings(json.loads(path.read_text(encoding="utf-8"))):
             texts.setdefault(s, path.name)
     assert len(texts) > 50
@@ -259,3 +261,35 @@ def test_facts_line_has_no_question_mark_for_a_gpu_known_by_its_cc(run) -> None:
     line = _facts_line(r.out)
     assert "gpu (cc 3.5, --cc)" in line and "?" not in line, line
     assert "a GPU with compute capability 3.5 has compute capability" not in r.out
+
+
+# ------------------------------------------------------------------ Dockerfiles: every recorded real one
+
+
+def test_dockerfile_texts_read_well() -> None:
+    from compat.dockerfile import check_dockerfile
+    from compat.errors import CompatError
+
+    m = _matrix()
+    texts: dict[str, str] = {}
+    misnamed: list[str] = []
+    files = sorted((ROOT / "tests" / "data" / "dockerfile" / "real").glob("*.Dockerfile"))
+    targets: list[dict[str, str]] = [
+        {"target_gpu": "5090", "target_driver": "470.82.01"},
+        {"target_gpu": "K80", "target_driver": "580.65.06"},
+        {"target_cc": "12.0"},
+    ]
+    for path in files:
+        for target in targets:
+            try:
+                rep = check_dockerfile(path, m, **target)
+            except CompatError:
+                continue
+            for f in rep.findings:
+                for t in _finding_texts(f):
+                    texts.setdefault(t, f"{path.name} {target} [{f.id}]")
+                    if target.get("target_gpu") == "5090" and re.search(r"(?<!RTX )\b5090\b", t):
+                        misnamed.append(f"{path.name} [{f.id}]: <<{t}>>")
+    assert len(files) > 30 and len(texts) > 200
+    assert _bad(texts) == []
+    assert misnamed == []
