@@ -282,7 +282,13 @@ def test_dockerfile_texts_read_well() -> None:
     for path in files:
         for target in targets:
             try:
-                rep = check_dockerfile(path, m, **target)
+                rep = check_dockerfile(
+                    path,
+                    m,
+                    target_gpu=target.get("target_gpu"),
+                    target_cc=target.get("target_cc"),
+                    target_driver=target.get("target_driver"),
+                )
             except CompatError:
                 continue
             for f in rep.findings:
