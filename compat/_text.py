@@ -57,6 +57,8 @@ def sanitize_tree(doc: Any) -> Any:
     if isinstance(doc, (list, tuple)):
         return [sanitize_tree(v) for v in doc]
     return doc
+
+
 def clip(value: str, limit: int = 200) -> str:
     """`value` cut to `limit` characters with an ellipsis: how a user's value (a flag, a path) appears in an error
     (issue 32, item 18: a 100 KB --driver value was echoed whole)."""
@@ -100,3 +102,8 @@ def strip_quoted(problem: str, limit: int = 200) -> str:
     """A parser's message (PyYAML's "found undefined alias '<a token>'") without the file text it quotes: an
     error names the file and the problem, never its bytes (issue 32, item 1). A quoted character stays."""
     return clip(_QUOTED.sub("'…'", problem), limit)
+
+
+def upper_first(text: str) -> str:
+    """The text with its first letter upper-case, for a phrase that starts a sentence ("the GPU has" → "The GPU has")."""
+    return text[:1].upper() + text[1:]

@@ -21,6 +21,7 @@ try:  # typer >= 0.26 vendors click
 except ImportError:  # pragma: no cover - older typer with click installed
     from click import exceptions as _cx  # type: ignore[no-redef,import-not-found,unused-ignore]
 
+from compat.commands.values import COLOR_MODES, choices
 from compat.errors import EXIT_INCOMPATIBLE, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, CompatError, InputError
 
 
@@ -241,6 +242,7 @@ def _root(
         "auto",
         "--color",
         metavar="auto|always|never",
+        autocompletion=choices(COLOR_MODES),
         help="Colour the text output: auto (on a terminal; NO_COLOR / FORCE_COLOR respected), always, never. "
         "Accepted after the command name too.",
     ),

@@ -80,7 +80,8 @@ def _fact_line(facts: Mapping[str, Any]) -> str:
                 origin = (
                     "from the matrix" if g.get("cc_source") == "matrix" and g.get("cc") else g.get("source")
                 )
-                parts.append(f"gpu {g.get('name') or '?'} (cc {g.get('cc') or '?'}, {origin})")
+                name = f"gpu {g['name']}" if g.get("name") else "gpu"  # --cc alone: a GPU known by that
+                parts.append(f"{name} (cc {g.get('cc') or 'unknown'}, {origin})")
             continue
         f = facts[name]
         if isinstance(f, dict) and "raw" in f:

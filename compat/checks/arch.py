@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from packaging.version import Version
 
+from compat._text import upper_first
 from compat.checks.context import Ctx, GpuInfo, Result
 from compat.checks.registry import check
 from compat.checks.rules import arch_support, archs_text, driver_can_run
@@ -92,7 +93,7 @@ def _wheel_arch_one(
                         WHEEL_ARCH,
                         "error",
                         f"{who} has no kernels for {g.label} ({g.cc.sm}) and the driver cannot JIT its PTX",
-                        f"{who} ships SASS for {archs_text(archs)}; {g.label} (compute capability {g.cc}) can only run "
+                        f"{who} ships SASS for {archs_text(archs)}; {g.with_cc()} can only run "
                         f"its {arch} PTX, which the driver must JIT-compile. PTX from CUDA {cuda} needs a driver at "
                         f"least as new as that toolkit's; driver {ctx.driver_raw} is older, so kernels fail with "
                         "'the provided PTX was compiled with an unsupported toolchain'.",
@@ -120,7 +121,7 @@ def _wheel_arch_one(
     lowest = min((a.cc for a in archs if a.kind == "sm"), default=None)
     too_old = lowest is not None and g.cc < lowest
     msg = (
-        f"{who} was compiled for {archs_text(archs)}. {g.label} has compute capability {g.cc}: "
+        f"{who} was compiled for {archs_text(archs)}. {upper_first(g.has_cc())}: "
         + (
             "older than every architecture in this build"
             if too_old
@@ -128,8 +129,8 @@ def _wheel_arch_one(
         )
         + ". Every CUDA kernel fails with 'CUDA error: no kernel image is available for execution on the device'"
         + (
-            f" (PyTorch warns: '{g.label} with CUDA capability {g.cc.sm} is not compatible with the current "
-            "PyTorch installation')"
+            f" (PyTorch warns: '{g.label if g.named else '...'} with CUDA capability {g.cc.sm} is not compatible "
+            "with the current PyTorch installation')"
             if who.startswith("torch")
             else ""
         )

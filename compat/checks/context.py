@@ -28,7 +28,18 @@ Result = Union[Finding, Skip]
 @valueclass
 class GpuInfo:
     label: str
+    """The GPU's name (the matrix's full name for a short one: "5090" is "GeForce RTX 5090"), or "a GPU with
+    compute capability X.Y" for a GPU known only by that."""
     cc: CC | None
+    named: bool = True
+
+    def with_cc(self) -> str:
+        """'GeForce RTX 5090 (compute capability 12.0)'; a GPU known only by its compute capability is not named twice."""
+        return f"{self.label} (compute capability {self.cc})" if self.named else self.label
+
+    def has_cc(self) -> str:
+        """'GeForce RTX 5090 has compute capability 12.0', or 'the GPU has ...' for a GPU known only by that."""
+        return f"{self.label if self.named else 'the GPU'} has compute capability {self.cc}"
 
 
 @valueclass(frozen=False)
@@ -250,6 +261,15 @@ def _build_tf(ctx: Ctx) -> None:
         )
 
 
+def full_name(given: str, known: str) -> str:
+    """The name to print for a GPU the matrix knows: the given one when it holds the matrix's ("NVIDIA GeForce RTX
+    4090", "Tesla K80"), else the matrix's ("5090" and "RTX 5090" are "GeForce RTX 5090", "a100" is "A100")."""
+    g, k = given.strip(), known.strip()
+    if g.lower() != k.lower() and re.search(rf"(?<![\w-]){re.escape(k.lower())}(?![\w])", g.lower()):
+        return g
+    return k
+
+
 def _build_gpus(ctx: Ctx) -> None:
     gpus = ctx.facts.gpus
     if gpus is None:
@@ -259,8 +279,10 @@ def _build_gpus(ctx: Ctx) -> None:
     for g in gpus:
         cc = parse_cc(g.cc) if g.cc else None
         label = g.name or (f"a GPU with compute capability {cc}" if cc else "a GPU")
+        row = ctx.m.gpu(g.name) if g.name else None
+        if row is not None:
+            label = full_name(g.name or "", row.name)
         if g.name and cc is None:
-            row = ctx.m.gpu(g.name)
             if row is not None:
                 cc = row.cc
             else:
@@ -281,7 +303,7 @@ def _build_gpus(ctx: Ctx) -> None:
                         group="driver",
                     )
                 )
-        out.append(GpuInfo(label, cc))
+        out.append(GpuInfo(label, cc, named=bool(g.name)))
     # One entry per distinct (label, cc): eight identical GPUs are one check.
     seen: dict[tuple[str, CC | None], GpuInfo] = {}
     for gi in out:

@@ -150,7 +150,7 @@ def check_cudnn(ctx: Ctx) -> Iterator[Result]:
                     "error",
                     f"cuDNN {rel.raw} does not support {g.label} ({g.cc.sm})",
                     f"cuDNN {rel.raw} for CUDA {pkg.cuda_major}.x supports compute capability {pkg.cc_min} and newer; "
-                    f"{g.label} is {g.cc}. Convolutions fail with CUDNN_STATUS_ARCH_MISMATCH.",
+                    f"{g.has_cc()}. Convolutions fail with CUDNN_STATUS_ARCH_MISMATCH.",
                     (Fix("Use an older cuDNN that still supports this GPU"),),
                     {"cudnn": rel.raw, "cc": str(g.cc)},
                     group="cuda",
@@ -164,7 +164,7 @@ def check_cudnn(ctx: Ctx) -> Iterator[Result]:
                     "warning",
                     f"cuDNN {rel.raw} predates {g.label} ({g.cc.sm})",
                     f"cuDNN {rel.raw} for CUDA {pkg.cuda_major}.x lists compute capability up to {pkg.cc_max}; "
-                    f"{g.label} is {g.cc}. Expect CUDNN_STATUS_ARCH_MISMATCH or slow fallback kernels.",
+                    f"{g.has_cc()}. Expect CUDNN_STATUS_ARCH_MISMATCH or slow fallback kernels.",
                     (Fix("Upgrade cuDNN to a release that lists this GPU"),),
                     {"cudnn": rel.raw, "cc": str(g.cc)},
                     group="cuda",

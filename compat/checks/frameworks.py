@@ -15,7 +15,7 @@ CPU_BUILD = "framework.cpu-build"
 def check_cpu_build(ctx: Ctx) -> Iterator[Result]:
     """8. A CPU-only framework build where a GPU is present or required."""
     builds = []
-    kind = {"cpu": "CPU-only", "rocm": "ROCm (AMD GPU)", "xpu": "XPU (Intel GPU)"}
+    kind = {"cpu": "a CPU-only", "rocm": "a ROCm (AMD GPU)", "xpu": "an XPU (Intel GPU)"}
     if ctx.torch is not None and ctx.torch.build in kind:
         how = (
             f"the '+{ctx.torch.version.local}' label"
@@ -26,7 +26,7 @@ def check_cpu_build(ctx: Ctx) -> Iterator[Result]:
         )
         builds.append(("PyTorch", ctx.torch.label, how, kind[ctx.torch.build]))
     if ctx.tf is not None and ctx.tf.build == "cpu":
-        builds.append(("TensorFlow", f"TensorFlow {ctx.tf.raw}", "its build reports no CUDA", "CPU-only"))
+        builds.append(("TensorFlow", f"TensorFlow {ctx.tf.raw}", "its build reports no CUDA", "a CPU-only"))
     if not builds:
         if ctx.torch is None and ctx.tf is None:
             yield Skip(
@@ -45,7 +45,7 @@ def check_cpu_build(ctx: Ctx) -> Iterator[Result]:
         finding = Finding(
             CPU_BUILD,
             "error" if (ctx.require_gpu or ctx.gpu_present) else "warning",
-            f"{label} is a {what} build but a GPU is {'required' if ctx.require_gpu else 'present'}",
+            f"{label} is {what} build but a GPU is {'required' if ctx.require_gpu else 'present'}",
             f"{label} cannot use the NVIDIA GPU ({how}): torch.cuda.is_available() / "
             "tf.config.list_physical_devices('GPU') report nothing and training silently runs on the CPU.",
             (),

@@ -19,6 +19,7 @@ from compat.commands.common import (
     load,
     options,
 )
+from compat.commands.values import OS_NAMES, choices
 from compat.errors import InputError
 from compat.facts import (
     Facts,
@@ -106,6 +107,7 @@ def register(app: typer.Typer) -> None:
             None,
             "--os",
             metavar="linux|windows|macos",
+            autocompletion=choices(OS_NAMES),
             help="linux, windows or macos (also win32, win, darwin, mac, osx); default: this machine's.",
         ),
         gpu: Optional[str] = typer.Option(None, "--gpu", metavar="NAME", help="GPU name, e.g. 'RTX 4090'."),

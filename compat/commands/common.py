@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
+from compat.commands.values import FAIL_ON, FORMATS, choices, complete_ids
+
 if TYPE_CHECKING:  # imported where used: the doctor starts its probes before it loads the matrix
     from compat.findings import Report
     from compat.matrix import Matrix
@@ -92,20 +94,27 @@ FORMAT_OPT = typer.Option(
     None,
     "--format",
     metavar="text|json|markdown|sarif|github",
+    autocompletion=choices(FORMATS),
     help="Output format (default: text, or `format` in [tool.compat] of pyproject.toml).",
 )
 FAIL_ON_OPT = typer.Option(
-    None, "--fail-on", metavar="error|warning", help="Exit 1 at or above this severity (default: error)."
+    None,
+    "--fail-on",
+    metavar="error|warning",
+    autocompletion=choices(FAIL_ON),
+    help="Exit 1 at or above this severity (default: error).",
 )
 SELECT_OPT = typer.Option(
     [],
     "--select",
     metavar="ID[,ID...]",
+    autocompletion=complete_ids,
     help="Report only findings whose id starts with one of these prefixes; repeatable.",
 )
 IGNORE_OPT = typer.Option(
     [],
     "--ignore",
     metavar="ID[,ID...]",
+    autocompletion=complete_ids,
     help="Drop findings whose id starts with one of these prefixes; repeatable.",
 )

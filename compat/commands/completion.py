@@ -7,9 +7,8 @@ from typing import Optional
 
 import typer
 
+from compat.commands.values import SHELLS, choices
 from compat.errors import EXIT_OK, InputError
-
-SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
 
 
 def completion_script(shell: str) -> str:
@@ -24,7 +23,10 @@ def register(app: typer.Typer) -> None:
     @app.command("completion")
     def completion(
         shell: Optional[str] = typer.Argument(
-            None, metavar="SHELL", help="bash, zsh, fish, powershell or pwsh (default: $SHELL's name)."
+            None,
+            metavar="SHELL",
+            autocompletion=choices(SHELLS),
+            help="bash, zsh, fish, powershell or pwsh (default: $SHELL's name).",
         ),
     ) -> None:
         """Print the shell completion script for bash, zsh, fish or PowerShell.

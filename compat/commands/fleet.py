@@ -16,6 +16,7 @@ from compat.commands.common import (
     emit_document,
     options,
 )
+from compat.commands.values import choices
 from compat.errors import InputError
 
 DEFAULT_TIMEOUT = 180.0
@@ -31,6 +32,7 @@ def register(app: typer.Typer) -> None:
             None,
             "--address",
             metavar="auto|ray://HOST:PORT",
+            autocompletion=choices(("auto", "ray://")),
             help="The Ray cluster (default: $RAY_ADDRESS, else auto: the cluster this machine belongs to).",
         ),
         smoke: bool = typer.Option(

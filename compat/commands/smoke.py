@@ -8,6 +8,7 @@ import typer
 
 from compat.commands.common import FORMAT_OPT, JSON_OPT, emit_document
 from compat.commands.common import options as output_options
+from compat.commands.values import SMOKE_DEVICES, SMOKE_FRAMEWORKS, choices
 from compat.smoke.result import DEFAULT_BATCH, DEFAULT_STEPS, DEFAULT_TIMEOUT
 
 
@@ -18,12 +19,14 @@ def register(app: typer.Typer) -> None:
             "auto",
             "--framework",
             metavar="auto|torch|tensorflow|jax",
+            autocompletion=choices(SMOKE_FRAMEWORKS),
             help="Framework to train with (auto: PyTorch if installed, else TensorFlow, else JAX).",
         ),
         device: str = typer.Option(
             "auto",
             "--device",
             metavar="auto|cuda|cpu",
+            autocompletion=choices(SMOKE_DEVICES),
             help="Where to train (auto: the GPU when the framework sees one).",
         ),
         steps: int = typer.Option(DEFAULT_STEPS, "--steps", metavar="N", help="Training steps (at least 2)."),

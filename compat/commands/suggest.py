@@ -8,6 +8,7 @@ import typer
 
 from compat.commands.check import resolve_gpu_name
 from compat.commands.common import FORMAT_OPT, JSON_OPT, MATRIX_OPT, emit_document, load, options
+from compat.commands.values import OS_NAMES, choices
 from compat.facts import Facts, apply_flags, apply_overrides, host_os, make_fact
 
 
@@ -43,6 +44,7 @@ def register(app: typer.Typer) -> None:
             None,
             "--os",
             metavar="linux|windows|macos",
+            autocompletion=choices(OS_NAMES),
             help="linux, windows or macos (also win32, win, darwin, mac, osx).",
         ),
         no_probe: bool = typer.Option(

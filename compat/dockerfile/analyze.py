@@ -41,7 +41,7 @@ def analyze(df: Dockerfile, m: Matrix, opts: Options) -> Report:
         jax_notes: list[Finding] = []
         if st.jax is not None:
             st.jax_view, jax_notes = derive_jax(st, m)
-        facts, lines = stage_facts(st, opts)
+        facts, lines = stage_facts(st, opts, m)
         rep = check_stack(facts, m)
         recheck = jax_recheck(facts, m)  # one memo per stage: the re-checks of its other jax installs
         own = list(st.findings) + jax_notes

@@ -9,6 +9,7 @@ from typing import Any
 from packaging.version import Version
 
 from compat.checks.first_driver import given_driver
+from compat.checks.context import full_name
 from compat.checks.rules import arch_support, driver_can_run, driver_requirement
 from compat.dockerfile.model import (
     ARCH_LIST,
@@ -35,7 +36,7 @@ from compat.matrix import Matrix
 from compat.versions import CC, Arch, major_minor, parse_cc
 
 
-def stage_facts(st: Stage, opts: Options) -> tuple[Facts, dict[str, int]]:
+def stage_facts(st: Stage, opts: Options, m: Matrix | None = None) -> tuple[Facts, dict[str, int]]:
     """The stage's facts for the resolver, and the Dockerfile line of each."""
     vals: dict[str, Fact] = {}
     lines: dict[str, int] = {}
@@ -80,7 +81,11 @@ def stage_facts(st: Stage, opts: Options) -> tuple[Facts, dict[str, int]]:
     if opts.target_gpu or opts.target_cc:
         cc = str(parse_cc(opts.target_cc)) if opts.target_cc else None
         src = "--target-gpu" if opts.target_gpu else "--target-cc"
-        facts = facts.with_gpus((Gpu(opts.target_gpu, cc, src, 0),), src)
+        details: dict[str, str] = {}
+        row = m.gpu(opts.target_gpu) if m is not None and opts.target_gpu and cc is None else None
+        if row is not None:  # the facts line shows the compute capability the matrix gives for --target-gpu
+            cc, details = str(row.cc), {"cc_source": "matrix"}
+        facts = facts.with_gpus((Gpu(opts.target_gpu, cc, src, 0, details),), src)
     return facts, lines
 
 
@@ -421,11 +426,16 @@ def _check_arch_list(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding | 
             )
     if opts.target_gpu or opts.target_cc:
         cc = parse_cc(opts.target_cc) if opts.target_cc else None
-        if cc is None and opts.target_gpu:
-            row = m.gpu(opts.target_gpu)
-            cc = row.cc if row is not None else None
+        row = m.gpu(opts.target_gpu) if opts.target_gpu else None
+        if cc is None and row is not None:
+            cc = row.cc
         if cc is None:
             return
+        # "GeForce RTX 5090 has compute capability 12.0" (the matrix's name for --target-gpu 5090); a GPU given by
+        # its compute capability alone is not defined by itself.
+        name = full_name(opts.target_gpu or "", row.name) if row is not None else opts.target_gpu
+        gpu = name or f"a GPU with compute capability {cc}"
+        has = f"{name} has compute capability {cc} and none" if name else "none"
         archs: list[Arch] = []
         for _, c, ptx in entries:
             if c is None:
@@ -435,13 +445,12 @@ def _check_arch_list(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding | 
                 archs.append(Arch("compute", c))
         how, _ = arch_support(tuple(archs), cc)
         if how == "none" and archs:
-            gpu = opts.target_gpu or f"compute capability {cc}"
             yield _f(
                 ARCH_LIST,
                 "error",
                 f"extensions built here have no kernels for {gpu} ({cc.sm})",
                 f"TORCH_CUDA_ARCH_LIST={al.value!r} (line {al.line}) compiles CUDA extensions for "
-                f"{', '.join(e for e, _, _ in entries)}; {gpu} is {cc} and none of them (nor PTX) runs on it: "
+                f"{', '.join(e for e, _, _ in entries)}; {has} of them (nor PTX) runs on it: "
                 "'no kernel image is available for execution on the device'.",
                 line=al.line,
                 fixes=(Fix(f"Add {cc.major}.{cc.minor} to TORCH_CUDA_ARCH_LIST"),),

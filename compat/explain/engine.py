@@ -423,6 +423,10 @@ def fill(template: str, facts: dict[str, Any]) -> str:
     return re.sub(r"\{(\w+)\}", lambda m: str(facts.get(m.group(1), "unknown")), template)
 
 
+def _plain(sentence: str) -> str:
+    return " ".join(re.sub(r"\s*\([^)]*\)", "", sentence).rstrip(".").split())
+
+
 def _dedupe_fixes(groups: list[tuple[Fix, ...]]) -> tuple[Fix, ...]:
     out: list[Fix] = []
     seen: set[str] = set()
@@ -447,7 +451,9 @@ def _diagnosis(
         text = fill(s.meaning, facts)
         if "unknown" in text and any(m for m in meanings):
             continue
-        if text not in meanings:
+        # Two signatures for one line may say the same, one with an aside: "... cuDNN 8.0.4." and "... cuDNN 8.0.4
+        # (the head of the line may be wrapped away)." The sentence is said once.
+        if _plain(text) not in {_plain(m) for m in meanings}:
             meanings.append(text)
         if len(meanings) == 2:
             break
