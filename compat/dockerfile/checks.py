@@ -8,8 +8,8 @@ from typing import Any
 
 from packaging.version import Version
 
-from compat.checks.first_driver import given_driver
 from compat.checks.context import full_name
+from compat.checks.first_driver import given_driver
 from compat.checks.rules import arch_support, driver_can_run, driver_requirement
 from compat.dockerfile.model import (
     ARCH_LIST,
@@ -427,8 +427,7 @@ def _check_arch_list(st: Stage, m: Matrix, opts: Options) -> Iterator[Finding | 
     if opts.target_gpu or opts.target_cc:
         cc = parse_cc(opts.target_cc) if opts.target_cc else None
         row = m.gpu(opts.target_gpu) if opts.target_gpu else None
-        if cc is None and row is not None:
-            cc = row.cc
+        cc = row.cc if cc is None and row is not None else cc
         if cc is None:
             return
         # "GeForce RTX 5090 has compute capability 12.0" (the matrix's name for --target-gpu 5090); a GPU given by

@@ -131,7 +131,9 @@ def test_malformed_drivers_are_still_rejected(raw: str) -> None:
 def test_cli_accepts_a_branch(run) -> None:  # type: ignore[no-untyped-def]
     r = run("check", "--driver", "535", "--gpu", "RTX 5090")
     assert r.code == 1, r.out + r.err
-    assert "Driver branch R535 (compared as its first release 535.54.03) cannot drive RTX 5090" in r.out
+    assert (
+        "Driver branch R535 (compared as its first release 535.54.03) cannot drive GeForce RTX 5090" in r.out
+    )
 
 
 # ---------------------------------------------------------------- the sweep

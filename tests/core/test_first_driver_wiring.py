@@ -31,7 +31,7 @@ def test_suggest_says_the_driver_must_change_first_and_answers_for_the_driver_th
     s = suggest(facts, matrix)
     assert s.blocked[0]["what"] == "every GPU build"
     assert (
-        "cannot drive RTX 5090" in s.blocked[0]["why"]
+        "cannot drive GeForce RTX 5090" in s.blocked[0]["why"]
         and "driver must change first (R570" in s.blocked[0]["why"]
     )
     for pick in (s.torch, s.tensorflow, s.jax):
