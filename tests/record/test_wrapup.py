@@ -1,0 +1,133 @@
+"""The end of a recording (issue 32): atomic report writes that fail cleanly, a signal held for a child not yet
+started, and the verdict of a watched process whose status could not be read."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from compat._atomic import write_text_atomic
+from compat.record.conclude import write_report
+from compat.record.document import ExitInfo, RunRecord
+from compat.record.verdict import verdict_of
+from tests.record.conftest import cli_env
+
+
+def _rec(status: str, kind: str = "watch") -> RunRecord:
+    rec = RunRecord(kind, 4242, command=None)
+    rec.wall_s = 3.0
+    rec.exit = ExitInfo(status, source="none")
+    rec.cgroup = {"path": "/job", "oom_kill_delta": 0, "oom_kill_before": 0, "oom_kill_after": 0}
+    rec.kernel_log = {"readable": True, "reason": "", "events": []}
+    return rec
+
+
+def test_atomic_write_replaces_whole_and_keeps_the_umask_mode(tmp_path: Path) -> None:
+    p = tmp_path / "a.json"
+    p.write_text("old")
+    write_text_atomic(str(p), "new\n")
+    assert p.read_text() == "new\n"
+    assert p.stat().st_mode & 0o777 == 0o666 & ~_umask()
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["a.json"]
+
+
+def _umask() -> int:
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
+def test_atomic_write_failure_leaves_nothing_and_the_old_file_intact(tmp_path: Path) -> None:
+    p = tmp_path / "a.json"
+    p.write_text("old")
+
+    def boom(fh: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    from compat._atomic import write_atomic
+
+    with pytest.raises(OSError, match="No space"):
+        write_atomic(str(p), boom)  # type: ignore[arg-type]
+    assert p.read_text() == "old"
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["a.json"]
+
+
+def test_atomic_write_refuses_a_folder_or_a_device_in_the_way(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    with pytest.raises(OSError, match="not a regular file"):
+        write_text_atomic(str(tmp_path / "d"), "x")
+    assert (tmp_path / "d").is_dir()
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(OSError, match="not a regular file"):
+        write_text_atomic(str(tmp_path / "fifo"), "x")  # never opened: a FIFO would block
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["d", "fifo"]
+
+
+def test_write_report_is_both_files_or_neither(tmp_path: Path) -> None:
+    rec = _rec("exited")
+    rec.exit = ExitInfo("exited", 0)
+    rec.verdict = verdict_of(rec).to_json()
+    rep = tmp_path / "rep"
+    rep.mkdir()
+    (rep / "report.html").mkdir()  # the second file cannot be written: the first is taken back
+    with pytest.raises(OSError):
+        write_report(rec, str(rep))
+    assert sorted(x.name for x in rep.iterdir()) == ["report.html"]
+    (rep / "report.html").rmdir()
+    write_report(rec, str(rep))
+    assert json.loads((rep / "run.json").read_text())["exit"]["code"] == 0
+    assert sorted(x.name for x in rep.iterdir()) == ["report.html", "run.json"]
+    with pytest.raises(NotADirectoryError):
+        write_report(rec, str(rep / "run.json"))
+
+
+def test_a_vanished_watched_process_without_evidence_ended_status_unknown() -> None:
+    v = verdict_of(_rec("vanished"))
+    assert v.outcome == "unknown"
+    assert "exit status is unknown" in v.title and "kill" not in v.title
+    assert any("no OOM kill in its memory cgroup" in d for d in v.deciding)
+
+
+def test_a_vanished_process_with_an_oom_kill_counted_is_a_host_oom() -> None:
+    rec = _rec("vanished")
+    rec.cgroup.update(oom_kill_delta=1, oom_kill_after=1)
+    assert verdict_of(rec).outcome == "host_oom"
+
+
+def test_a_vanished_notebook_kernel_without_its_exit_marker_is_still_killed() -> None:
+    assert verdict_of(_rec("vanished", kind="notebook")).outcome == "killed"
+
+
+def test_an_interrupted_watch_is_not_judged() -> None:
+    v = verdict_of(_rec("running"))
+    assert v.outcome == "unknown" and "interrupted" in v.title and "still running" in v.title
+
+
+def test_a_signal_before_the_child_exists_is_held_for_it(tmp_path: Path) -> None:
+    """TERM between compat's handlers and the child's start: the child gets it once it exists, and the record is
+    kept (on main compat died 143 there, with no record, and a child started just after would be orphaned)."""
+    code = (
+        "import os, signal, subprocess, sys\n"
+        "from compat._signals import install_signal_handlers\n"
+        "from compat.record import run\n"
+        "install_signal_handlers()\n"
+        "real = subprocess.Popen\n"
+        "def popen(argv, *a, **k):\n"
+        "    if argv[0] == 'sh':\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    return real(argv, *a, **k)\n"
+        "run.subprocess.Popen = popen\n"
+        "rc = run.run_command(['sh', '-c', 'exec sleep 20'], interval=0.2, gpu=False, kernel_log=False)\n"
+        "print('RC', rc)\n"
+    )
+    env = cli_env(tmp_path / "cache")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=60, cwd=tmp_path)
+    assert r.stdout.strip().splitlines()[-1:] == [b"RC 143"], r.stderr[-500:]
+    assert b"terminated by SIGTERM" in r.stderr
+    (rec,) = (tmp_path / "cache" / "records").glob("run-*.json")
+    assert json.loads(rec.read_text())["exit"]["signal"] == 15
