@@ -23,9 +23,10 @@ def _umask() -> int:
 def write_atomic(path: str, write: Callable[[IO[str]], object], mode: int | None = None) -> None:
     """Call `write(fh)` on a temporary file in `path`'s folder, then rename it over `path`. Raises OSError when any
     step fails, and leaves neither a temporary file nor a partial `path` behind; something other than a regular
-    file (or a link) at `path` is refused, not replaced. `mode`: default, what open() would give (0666 less the
+    file or a link at `path` is refused, not replaced. `mode`: default, what open() would give (0666 less the
     umask)."""
     folder = os.path.dirname(path) or "."
+    # A link is replaced, never followed: a link planted at a predictable name cannot aim the write elsewhere.
     if os.path.lexists(path) and not os.path.islink(path) and not os.path.isfile(path):
         raise OSError(f"{path} is not a regular file")
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)

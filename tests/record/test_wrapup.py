@@ -131,3 +131,11 @@ def test_a_signal_before_the_child_exists_is_held_for_it(tmp_path: Path) -> None
     assert b"terminated by SIGTERM" in r.stderr
     (rec,) = (tmp_path / "cache" / "records").glob("run-*.json")
     assert json.loads(rec.read_text())["exit"]["signal"] == 15
+
+
+def test_atomic_write_replaces_a_link_and_never_writes_through_it(tmp_path: Path) -> None:
+    (tmp_path / "victim").write_text("keep")
+    (tmp_path / "run.json").symlink_to(tmp_path / "victim")  # planted at a predictable name
+    write_text_atomic(str(tmp_path / "run.json"), "new")
+    assert not (tmp_path / "run.json").is_symlink() and (tmp_path / "run.json").read_text() == "new"
+    assert (tmp_path / "victim").read_text() == "keep"
