@@ -139,3 +139,47 @@ def test_atomic_write_replaces_a_link_and_never_writes_through_it(tmp_path: Path
     write_text_atomic(str(tmp_path / "run.json"), "new")
     assert not (tmp_path / "run.json").is_symlink() and (tmp_path / "run.json").read_text() == "new"
     assert (tmp_path / "victim").read_text() == "keep"
+
+
+_MID_REPORT = (
+    "import os, signal, subprocess, sys\n"
+    "from compat._signals import install_signal_handlers\n"
+    "from compat.record import conclude\n"
+    "install_signal_handlers()\n"
+    "real = conclude.write_report\n"
+    "def slow(rec, d):\n"
+    "    os.kill(os.getpid(), signal.SIGTERM)  # in the middle of writing the report\n"
+    "    return real(rec, d)\n"
+    "conclude.write_report = slow\n"
+)
+
+
+def test_run_a_signal_while_the_report_is_written_keeps_the_childs_status(tmp_path: Path) -> None:
+    code = _MID_REPORT + (
+        "from compat.record.run import run_command\n"
+        "rc = run_command(['sh', '-c', 'exit 5'], interval=0.2, gpu=False, kernel_log=False,"
+        f" report_dir={str(tmp_path / 'rep')!r}, hold_signals=True)\n"
+        "print('RC', rc)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], env=cli_env(tmp_path / "c"), capture_output=True, timeout=60
+    )
+    assert r.stdout.strip().splitlines()[-1:] == [b"RC 5"], r.stderr[-500:]
+    doc = json.loads((tmp_path / "rep" / "run.json").read_text())
+    assert doc["exit"]["code"] == 5 and (tmp_path / "rep" / "report.html").stat().st_size > 0
+
+
+def test_watch_a_signal_while_the_report_is_written_keeps_the_answer(tmp_path: Path) -> None:
+    code = _MID_REPORT + (
+        "from compat.record.watch import watch_pid\n"
+        "p = subprocess.Popen(['sleep', '1'])  # our child, not reaped: compat reads its status as a zombie\n"
+        "rc = watch_pid(p.pid, interval=0.2, gpu=False, kernel_log=False,"
+        f" report_dir={str(tmp_path / 'rep')!r}, hold_signals=True)\n"
+        "print('RC', rc)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], env=cli_env(tmp_path / "c"), capture_output=True, timeout=60
+    )
+    assert r.stdout.strip().splitlines()[-1:] == [b"RC 0"], r.stderr[-500:]
+    doc = json.loads((tmp_path / "rep" / "run.json").read_text())
+    assert doc["exit"] == {**doc["exit"], "status": "exited", "code": 0, "source": "zombie"}
