@@ -3,7 +3,8 @@
 on compat staying alive (compat SIGKILLed: the copy to compat stops, the output still reaches the terminal).
 
 Arguments: triples of file descriptors, each `IN:OUT:FEED` (read IN, write OUT and FEED). It ignores TERM, HUP and
-INT (a Ctrl-C reaches the command, which decides) and ends when every IN has reached its end, or when killed."""
+INT (a Ctrl-C reaches the command, which decides) and ends when every IN has reached its end, or when killed.
+It first writes one byte (READY) to the first FEED: compat starts the command only once the relay runs."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import signal
 import sys
 
 CHUNK = 65536
+READY = b"R"
 
 
 def _write(fd: int, data: bytes) -> bool:
@@ -70,9 +72,12 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # a gone destination is an EPIPE, handled above
     try:
         triples = [tuple(int(x) for x in a.split(":")) for a in argv]
-        relay([(t[0], t[1], t[2]) for t in triples])
+        ready = [(t[0], t[1], t[2]) for t in triples]
     except (ValueError, IndexError):
         return 2
+    if ready and not _write(ready[0][2], READY):  # compat waits for this before it starts the command
+        return 1
+    relay(ready)
     return 0
 
 

@@ -137,6 +137,9 @@ def _kill(pid: int, signum: int) -> None:
 
 
 RELAY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "relay.py")
+RELAY_READY_S = 10.0
+"""A relay that has not started by then (a stalled host) is given up: compat copies the output itself."""
+READY = b"R"
 
 
 def _start_relay(dests: Sequence[int]) -> tuple[list[int], list[int], subprocess.Popen[bytes] | None]:
@@ -154,22 +157,43 @@ def _start_relay(dests: Sequence[int]) -> tuple[list[int], list[int], subprocess
         mine.append(fr)
         relay_fds += [r, fw]
         triples.append(f"{r}:{dst}:{fw}")
-    try:
-        relay = subprocess.Popen(
-            [sys.executable, "-I", "-S", RELAY, *triples],
-            stdin=subprocess.DEVNULL,
-            stdout=None,
-            stderr=None,
-            pass_fds=(*relay_fds, *dests),
-            close_fds=True,
-        )
-    except OSError:
+    relay = None
+    if sys.executable and os.path.isfile(RELAY):  # not in a zip app: the relay must be a file to run
+        try:
+            relay = subprocess.Popen(
+                [sys.executable, "-I", "-S", RELAY, *triples],
+                stdin=subprocess.DEVNULL,
+                stdout=None,
+                stderr=None,
+                pass_fds=(*relay_fds, *dests),
+                close_fds=True,
+            )
+        except OSError:
+            relay = None
+    # The relay says it runs (one byte on the first feed) before the child may depend on it: a relay that died
+    # at start would give the child a broken pipe on its first write.
+    if relay is not None and not _ready(mine[0], RELAY_READY_S):
+        relay.kill()
+        relay.wait()
+        relay = None
+    if relay is None:
         for fd in relay_fds[1::2] + mine:
             os.close(fd)
         return child_ends, relay_fds[0::2], None
     for fd in relay_fds:
         os.close(fd)
     return child_ends, mine, relay
+
+
+def _ready(fd: int, timeout: float) -> bool:
+    import select
+
+    try:
+        if not select.select([fd], [], [], timeout)[0]:
+            return False
+        return os.read(fd, 1) == READY
+    except OSError:
+        return False
 
 
 def run_command(

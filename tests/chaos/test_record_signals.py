@@ -178,9 +178,14 @@ class Reaped:
 
 
 def test_watch_a_reaped_normal_exit_is_not_a_kill(tmp_path: Path) -> None:
-    job = Reaped("sleep 6")  # compat has attached by then, even on a loaded machine
+    go = tmp_path / "go"
+    job = Reaped(f"while [ ! -e {go} ]; do sleep 0.05; done; sleep 0.5")  # ends normally once compat watches
     try:
-        r = compat(["watch", "--pid", str(job.proc.pid), "--no-gpu", "--interval", "0.2"], tmp_path)
+        r = compat(
+            ["watch", "--pid", str(job.proc.pid), "--no-gpu", "--interval", "0.2"],
+            tmp_path,
+            trigger=both(watching(go.touch), lambda _pid: False),  # no signal
+        )
     finally:
         job.end()
     assert r.code == 0, r.err
@@ -301,7 +306,7 @@ def test_run_signal_at_random_early_moments_never_orphans_the_child(tmp_path: Pa
 # ------------------------------------------------------------------ item 11: SIGKILL of compat
 
 
-CHATTY = "touch {started}; i=0; while [ $i -lt 15 ]; do echo line $i; echo err $i >&2; i=$((i+1)); sleep 0.1; done; echo finished; touch {done}"
+CHATTY = "touch {started}; i=0; while [ $i -lt 25 ]; do echo line $i; echo err $i >&2; i=$((i+1)); sleep 0.1; done; echo finished; touch {done}"
 
 
 def test_sigkill_of_compat_run_leaves_the_child_running_with_its_output(tmp_path: Path) -> None:
@@ -314,8 +319,8 @@ def test_sigkill_of_compat_run_leaves_the_child_running_with_its_output(tmp_path
     )
     assert r.code == -signal.SIGKILL
     assert done.exists(), "the child died with compat"
-    assert r.out.splitlines() == [f"line {i}" for i in range(15)] + ["finished"]
-    assert [ln for ln in r.err.splitlines() if ln.startswith("err ")] == [f"err {i}" for i in range(15)]
+    assert r.out.splitlines() == [f"line {i}" for i in range(25)] + ["finished"]
+    assert [ln for ln in r.err.splitlines() if ln.startswith("err ")] == [f"err {i}" for i in range(25)]
     assert not r.leftovers, "the relay outlived the child"
 
 

@@ -183,3 +183,24 @@ def test_watch_a_signal_while_the_report_is_written_keeps_the_answer(tmp_path: P
     assert r.stdout.strip().splitlines()[-1:] == [b"RC 0"], r.stderr[-500:]
     doc = json.loads((tmp_path / "rep" / "run.json").read_text())
     assert doc["exit"] == {**doc["exit"], "status": "exited", "code": 0, "source": "zombie"}
+
+
+@pytest.mark.parametrize("relay", ["missing", "dies-at-start"])
+def test_without_a_working_relay_compat_copies_the_output_itself(tmp_path: Path, relay: str) -> None:
+    """A relay that cannot run (compat in a zip app) or dies before its first byte: the child must not get a
+    broken pipe; compat falls back to copying the output itself."""
+    dead = tmp_path / "dead.py"
+    dead.write_text("raise SystemExit(1)\n")
+    path = str(tmp_path / "nope.py") if relay == "missing" else str(dead)
+    code = (
+        "import sys\nfrom compat.record import run\n"
+        f"run.RELAY = {path!r}\n"
+        "rc = run.run_command(['sh', '-c', 'i=0; while [ $i -lt 50 ]; do echo line $i; i=$((i+1)); done; exit 3'],"
+        " interval=0.2, gpu=False, kernel_log=False, summary=False)\n"
+        "print('RC', rc)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], env=cli_env(tmp_path / "c"), capture_output=True, timeout=60
+    )
+    lines = r.stdout.decode().splitlines()
+    assert lines == [f"line {i}" for i in range(50)] + ["RC 3"], r.stderr[-500:]
