@@ -211,12 +211,34 @@ def run_command(
 ) -> int:
     """Run `argv` under the recorder; returns the exit status to exit with. `hold_signals` (the CLI, which exits
     next): TERM, HUP and INT stay ignored after the return, so none can replace the answer on the way out."""
-    rec = RunRecord("run", 0, command=list(argv))
     env = dict(os.environ)
     # Unbuffered, so the last lines before a crash reach the ring buffer instead of dying in the child's buffer.
     env.setdefault("PYTHONUNBUFFERED", "1")
     sigs = _Signals()
     sigs.install()  # before the child exists: a signal now is held for it, not a death that leaves it orphaned
+    try:
+        return _run(
+            argv, env, sigs, interval, report_dir, ring_lines, gpu, kernel_log, keep, summary, gpu_argv
+        )
+    finally:
+        if not hold_signals:
+            sigs.restore()
+
+
+def _run(
+    argv: Sequence[str],
+    env: dict[str, str],
+    sigs: _Signals,
+    interval: float,
+    report_dir: str | None,
+    ring_lines: int,
+    gpu: bool,
+    kernel_log: bool,
+    keep: bool,
+    summary: bool,
+    gpu_argv: Sequence[str] | None,
+) -> int:
+    rec = RunRecord("run", 0, command=list(argv))
     dests = [
         sys.stdout.fileno() if _has_fd(sys.stdout) else 1,
         sys.stderr.fileno() if _has_fd(sys.stderr) else 2,
@@ -224,7 +246,6 @@ def run_command(
     try:
         child_ends, mine, relay = _start_relay(dests)
     except OSError as exc:
-        sigs.restore()
         sys.stderr.write(
             f"compat: error: cannot run {argv[0]!r}: no pipe for its output: {exc.strerror or exc}\n"
         )
@@ -234,7 +255,6 @@ def run_command(
             list(argv), stdout=child_ends[0], stderr=child_ends[1], env=env, close_fds=True
         )
     except OSError as exc:
-        sigs.restore()
         for fd in child_ends + mine:
             os.close(fd)
         if relay is not None:
@@ -310,8 +330,6 @@ def run_command(
             sys.stderr.flush()
         except OSError:
             pass
-    if not hold_signals:
-        sigs.restore()
     return rec.exit.shell_code
 
 
