@@ -78,8 +78,10 @@ def watch_pid(
             _notebook_evidence(rec, notebook_base)
         from compat.record.conclude import conclude
 
+        name: str | None
         if kind == "notebook":
-            name = os.path.basename(notebook_base or f"notebook-{pid}") + ".json"
+            # The next kernel shows any stored notebook record as a death: an interrupted watcher's is not one.
+            name = None if stopped else os.path.basename(notebook_base or f"notebook-{pid}") + ".json"
         else:
             name = f"watch-{int(rec.started)}-{pid}.json"
         verdict, failed = conclude(rec, report_dir, name)

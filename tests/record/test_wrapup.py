@@ -204,3 +204,23 @@ def test_without_a_working_relay_compat_copies_the_output_itself(tmp_path: Path,
     )
     lines = r.stdout.decode().splitlines()
     assert lines == [f"line {i}" for i in range(50)] + ["RC 3"], r.stderr[-500:]
+
+
+def test_an_interrupted_notebook_watcher_keeps_no_death_record(tmp_path: Path) -> None:
+    """The next kernel shows a stored notebook record as "the previous kernel died": a watcher stopped by TERM
+    while its kernel still ran must not leave one."""
+    code = (
+        "import os, signal, subprocess, threading\n"
+        "from compat.record.watch import watch_pid\n"
+        "p = subprocess.Popen(['sleep', '30'])\n"
+        "threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGTERM)).start()\n"
+        f"rc = watch_pid(p.pid, interval=0.2, gpu=False, kernel_log=False, kind='notebook', summary=False,"
+        f" notebook_base={str(tmp_path / 'c' / 'records' / 'notebook-k-1')!r})\n"
+        "p.kill()\n"
+        "print('RC', rc)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], env=cli_env(tmp_path / "c"), capture_output=True, timeout=60
+    )
+    assert r.stdout.strip().splitlines()[-1:] == [b"RC 143"], r.stderr[-500:]
+    assert list((tmp_path / "c" / "records").glob("notebook-*.json")) == []
