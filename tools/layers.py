@@ -106,6 +106,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "leaves",
         (
             "compat._proc",
+            "compat._atomic",
             "compat._valueclass",
             "compat._runtime",
             "compat._signals",
@@ -129,6 +130,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "compat.smoke._child_tf",
             "compat.smoke._child_torch",
             "compat.record.gpu_sampler",
+            "compat.record.relay",
         ),
     ),
 )

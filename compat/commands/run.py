@@ -38,7 +38,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run COMMAND, record GPU and host memory, and on a failure say why it died, with the evidence.
 
-        Output passes through unchanged; the exit status is COMMAND's (128 + signal when a signal ended it).
+        Output passes through unchanged; the exit status is COMMAND's (128 + signal when a signal ended it),
+        also when compat is signalled after COMMAND ended. COMMAND never depends on compat: if compat itself is
+        killed (even SIGKILL), COMMAND keeps running and its output still reaches the terminal; only the
+        recording is lost. If --report cannot be written, one line says so and the exit status stays COMMAND's.
 
         Example: compat run --report run-report -- python train.py
         """
@@ -57,5 +60,6 @@ def register(app: typer.Typer) -> None:
                 gpu=not no_gpu,
                 kernel_log=not no_kernel_log,
                 summary=not quiet,
+                hold_signals=True,
             )
         )

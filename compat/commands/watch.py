@@ -20,7 +20,10 @@ def register(app: typer.Typer) -> None:
         no_kernel_log: bool = NO_KMSG_OPT,
     ) -> None:
         """Attach to a running process (a notebook kernel, a job started elsewhere), record it until it ends,
-        then write the record and the diagnosis. Exit 0 when it ended well, 1 when it failed.
+        then write the record and the diagnosis. Exit 0 when it ended well, or ended with its status unknown (its
+        parent collected it first) and nothing recorded shows a failure; 1 when it failed; 2 when --report could
+        not be written (one line says why). TERM, HUP or INT end the watch: the partial record and report are
+        written, then 128 + signal (143, 129, 130).
 
         Example: compat watch --pid 12345 --report watch-report
         """
@@ -35,5 +38,6 @@ def register(app: typer.Typer) -> None:
                 report_dir=report,
                 gpu=not no_gpu,
                 kernel_log=not no_kernel_log,
+                hold_signals=True,
             )
         )

@@ -30,12 +30,10 @@ def records_dir(environ: Mapping[str, str] | None = None) -> str:
 
 def write_json(path: str, doc: Mapping[str, Any]) -> None:
     """Write atomically (a reader never sees half a record)."""
+    from compat._atomic import write_text_atomic
+
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh, indent=1, sort_keys=False, ensure_ascii=False)
-        fh.write("\n")
-    os.replace(tmp, path)
+    write_text_atomic(path, json.dumps(doc, indent=1, sort_keys=False, ensure_ascii=False) + "\n")
 
 
 def encode(doc: Mapping[str, Any], limit: int = MAX_RECORD) -> bytes:

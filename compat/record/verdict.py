@@ -239,6 +239,12 @@ def verdict_of(rec: RunRecord, explained: Sequence[Any] = ()) -> RunVerdict:
     _, peak_rss = _rss_at_end(rec)
     limit = cg.get("limit")
 
+    if ex.status == "running":  # the watch was interrupted: the process goes on, nothing to judge yet
+        title = f"the watch was interrupted at {clock(rec, end_t)}; {who} was still running"
+        f = Finding(
+            "record.interrupted", "info", title, "The record covers the watch until then.", group="stack"
+        )
+        return RunVerdict("unknown", title, ("the watch ended before the process did",), (f, *extra), exp)
     if ex.status == "exited" and ex.code == 0 and not oom_delta and not xids:
         return RunVerdict(
             "ok",
@@ -372,8 +378,9 @@ def verdict_of(rec: RunRecord, explained: Sequence[Any] = ()) -> RunVerdict:
         )
         return RunVerdict("segfault", title, tuple(deciding), (f, *extra), exp)
 
-    # 5. SIGKILL (or a watched process that vanished) with no OOM evidence.
-    if sig == signal.SIGKILL or (gone and not exp):
+    # 5. SIGKILL with no OOM evidence; a notebook kernel that vanished without its exit marker (written at every
+    # normal exit) ended the same uncatchable way. Another watched process that vanished: see the end.
+    if sig == signal.SIGKILL or (gone and not exp and rec.kind == "notebook"):
         how = "SIGKILL" if sig == signal.SIGKILL else "an uncatchable end (no exit report, no fault report)"
         deciding.append(f"{who} ended with {how} at {clock(rec, end_t)}")
         if cg.get("oom_kill_delta") is not None:
@@ -459,5 +466,19 @@ def verdict_of(rec: RunRecord, explained: Sequence[Any] = ()) -> RunVerdict:
         title = f"exited with status {ex.code}"
         f = Finding("record.exit", "error", title, "; ".join(deciding) + ".", group="stack")
         return RunVerdict("error", title, tuple(deciding), (f, *extra), exp)
-    title = f"{who} ended; the cause is unknown"
-    return RunVerdict("unknown", title, ("no exit status and no evidence",), tuple(extra), exp)
+    # A process that is not compat's child is usually reaped by its parent before compat can read its status:
+    # without evidence of a failure (none above), it ended and that is all that is known.
+    deciding.append(f"{who} was collected by its parent before its exit status could be read")
+    if cg.get("oom_kill_delta") is not None:
+        deciding.append(f"no OOM kill in its memory cgroup ({cg.get('path')})")
+    k_ok = rec.kernel_log.get("readable")
+    deciding.append("no kernel-log line about its pids" if k_ok else "the kernel log was not readable")
+    if limit and peak_rss and peak_rss >= NEAR_LIMIT * limit and cg.get("oom_kill_delta") is None:
+        deciding.append(
+            f"its memory reached {fmt_bytes(peak_rss)} of a {fmt_bytes(limit)} limit: an OOM kill is possible"
+        )
+    title = (
+        f"{who} ended at {clock(rec, end_t)}; its exit status is unknown and nothing recorded shows a failure"
+    )
+    f = Finding("record.ended", "info", title, "; ".join(deciding) + ".", group="stack")
+    return RunVerdict("unknown", title, tuple(deciding), (f, *extra), exp)

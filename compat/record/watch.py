@@ -7,13 +7,16 @@ final reading (about a second) after the process is gone."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
 import time
+from typing import Any
 
-from compat.errors import EXIT_INCOMPATIBLE, EXIT_OK, InputError
+from compat.errors import EXIT_INCOMPATIBLE, EXIT_OK, EXIT_USAGE, InputError
 from compat.record import host
-from compat.record.document import ExitInfo, RunRecord
+from compat.record.document import ExitInfo, RunRecord, signal_name
 from compat.record.recorder import Recorder
 
 POLL = 0.2
@@ -31,46 +34,86 @@ def watch_pid(
     notebook_base: str | None = None,
     kernel_id: str | None = None,
     summary: bool = True,
+    hold_signals: bool = False,
 ) -> int:
+    """Watch `pid` until it ends; returns the exit code. TERM, HUP or INT to compat while it watches end the watch:
+    the partial record and report are written, then 128 + signal. A signal after the process has ended is noted
+    and ignored (its answer is being written). `hold_signals` (the CLI): they stay ignored after the return."""
     alive, _ = host.pid_alive(pid)
     if not alive:
         raise InputError(f"no running process with pid {pid}")
     rec = RunRecord(kind, pid, kernel_id=kernel_id)
     rec.started = time.time()
     t0 = time.monotonic()
-    recorder = Recorder(rec, pid, interval=interval, gpu=gpu, kernel_log=kernel_log)
-    recorder.start()
-    status: int | None = None
+    got: list[int] = []
+    old = _catch(got)
     try:
-        while True:
+        recorder = Recorder(rec, pid, interval=interval, gpu=gpu, kernel_log=kernel_log)
+        recorder.start()
+        status: int | None = None
+        while not got:
             alive, status = host.pid_alive(pid)
             if not alive:
                 break
             time.sleep(POLL)
-    except KeyboardInterrupt:
-        rec.notes.append("the watch was interrupted before the process ended")
-    rec.wall_s = time.monotonic() - t0
-    if not alive:
-        rec.exit = (
-            ExitInfo.from_wait_status(status, "zombie")
-            if status is not None
-            else ExitInfo("vanished", source="none")
-        )
-    recorder.stop()
-    if notebook_base:
-        _notebook_evidence(rec, notebook_base)
-    from compat.record.conclude import conclude
+        if got:  # the process may have ended between two polls: then it is its end that counts
+            alive, status = host.pid_alive(pid)
+        stopped = (
+            list(got) if alive else []
+        )  # a signal from here on came during the wrap-up: the answer stands
+        rec.wall_s = time.monotonic() - t0
+        if stopped:
+            rec.notes.append(
+                f"the watch was interrupted by {signal_name(stopped[0])} before the process ended (compat never "
+                "signals the process it watches)"
+            )
+        elif not alive:
+            rec.exit = (
+                ExitInfo.from_wait_status(status, "zombie")
+                if status is not None
+                else ExitInfo("vanished", source="none")
+            )
+        recorder.stop()
+        if notebook_base:
+            _notebook_evidence(rec, notebook_base)
+        from compat.record.conclude import conclude
 
-    if kind == "notebook":
-        name = os.path.basename(notebook_base or f"notebook-{pid}") + ".json"
-    else:
-        name = f"watch-{int(rec.started)}-{pid}.json"
-    verdict = conclude(rec, report_dir, name)
-    if summary:
-        from compat.record.summary import summary as render
+        name: str | None
+        if kind == "notebook":
+            # The next kernel shows any stored notebook record as a death: an interrupted watcher's is not one.
+            name = None if stopped else os.path.basename(notebook_base or f"notebook-{pid}") + ".json"
+        else:
+            name = f"watch-{int(rec.started)}-{pid}.json"
+        verdict, failed = conclude(rec, report_dir, name)
+        if summary:
+            from compat.record.summary import summary as render
 
-        sys.stderr.write(render(rec, report_dir))
-    return EXIT_OK if verdict.outcome == "ok" else EXIT_INCOMPATIBLE
+            with contextlib.suppress(OSError):
+                sys.stderr.write(render(rec, None if failed else report_dir))
+        if failed:
+            with contextlib.suppress(OSError):
+                sys.stderr.write(f"compat: watch: {failed}\n")
+    finally:
+        if not hold_signals:
+            for signum, h in old.items():
+                signal.signal(signum, h)
+    if stopped:
+        return 128 + stopped[0]
+    if failed:
+        return EXIT_USAGE
+    # "unknown": the process ended, its status could not be read, and nothing recorded shows a failure.
+    return EXIT_OK if verdict.outcome in ("ok", "unknown") else EXIT_INCOMPATIBLE
+
+
+def _catch(got: list[int]) -> dict[signal.Signals, Any]:
+    """TERM, HUP and INT append to `got` instead of ending compat (main thread only; elsewhere left alone)."""
+    old: dict[signal.Signals, Any] = {}
+    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        try:
+            old[s] = signal.signal(s, lambda signum, _frame: got.append(signum))
+        except (ValueError, OSError):
+            pass
+    return old
 
 
 def _notebook_evidence(rec: RunRecord, base: str) -> None:
@@ -99,8 +142,6 @@ def _notebook_evidence(rec: RunRecord, base: str) -> None:
 
 
 def _fault_signal(text: str) -> int | None:
-    import signal
-
     for name, sig in (
         ("Segmentation fault", signal.SIGSEGV),
         ("Bus error", signal.SIGBUS),
