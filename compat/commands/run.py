@@ -14,6 +14,12 @@ REPORT_OPT = typer.Option(
 )
 NO_GPU_OPT = typer.Option(False, "--no-gpu", help="Do not sample the GPUs (no NVML sampler child).")
 NO_KMSG_OPT = typer.Option(False, "--no-kernel-log", help="Do not read the kernel log (/dev/kmsg).")
+REDACT_OPT = typer.Option(
+    False,
+    "--redact",
+    help="Write --report's run.json and report.html redacted, as `compat report --redact` (credentials, addresses, "
+    "host and user names, GPU UUIDs and serials); compat's own copy of the record stays whole.",
+)
 
 
 def check_interval(interval: float) -> float:
@@ -35,6 +41,7 @@ def register(app: typer.Typer) -> None:
         no_gpu: bool = NO_GPU_OPT,
         no_kernel_log: bool = NO_KMSG_OPT,
         quiet: bool = typer.Option(False, "--quiet", help="No summary on stderr (the record is still kept)."),
+        redact: bool = REDACT_OPT,
     ) -> None:
         """Run COMMAND, record GPU and host memory, and on a failure say why it died, with the evidence.
 
@@ -61,5 +68,6 @@ def register(app: typer.Typer) -> None:
                 kernel_log=not no_kernel_log,
                 summary=not quiet,
                 hold_signals=True,
+                redact=redact,
             )
         )

@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from compat.commands.run import INTERVAL_OPT, NO_GPU_OPT, NO_KMSG_OPT, REPORT_OPT, check_interval
+from compat.commands.run import INTERVAL_OPT, NO_GPU_OPT, NO_KMSG_OPT, REDACT_OPT, REPORT_OPT, check_interval
 from compat.errors import InputError
 
 
@@ -18,6 +18,7 @@ def register(app: typer.Typer) -> None:
         report: Optional[str] = REPORT_OPT,
         no_gpu: bool = NO_GPU_OPT,
         no_kernel_log: bool = NO_KMSG_OPT,
+        redact: bool = REDACT_OPT,
     ) -> None:
         """Attach to a running process (a notebook kernel, a job started elsewhere), record it until it ends,
         then write the record and the diagnosis. Exit 0 when it ended well, or ended with its status unknown (its
@@ -39,5 +40,6 @@ def register(app: typer.Typer) -> None:
                 gpu=not no_gpu,
                 kernel_log=not no_kernel_log,
                 hold_signals=True,
+                redact=redact,
             )
         )

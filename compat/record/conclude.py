@@ -25,7 +25,7 @@ def explain_lines(lines: Iterable[str]) -> tuple[list[Any], str | None]:
 
 
 def conclude(
-    rec: RunRecord, report_dir: str | None = None, store_name: str | None = None
+    rec: RunRecord, report_dir: str | None = None, store_name: str | None = None, redact: bool = False
 ) -> tuple[RunVerdict, str | None]:
     """The verdict, the cache copy and the report; (verdict, None) or (verdict, one line saying why the report
     could not be written: nothing of it is left behind then)."""
@@ -43,17 +43,23 @@ def conclude(
     failed = None
     if report_dir:
         try:
-            write_report(rec, report_dir)
+            write_report(rec, report_dir, redact=redact)
         except OSError as exc:
             failed = f"could not write the report to {report_dir}: {exc.strerror or exc}"[:300]
     return verdict, failed
 
 
-def write_report(rec: RunRecord, report_dir: str) -> None:
+def write_report(rec: RunRecord, report_dir: str, redact: bool = False) -> None:
     """DIR/run.json and DIR/report.html, each written whole or not at all; when the second fails, the first goes
-    too (a report folder holds both or neither of this run's files). Raises OSError."""
+    too (a report folder holds both or neither of this run's files); `redact`: both made from the record through
+    compat.redact (as `compat report --redact`; the cache's copy stays whole). Raises OSError."""
     from compat._atomic import write_text_atomic
     from compat.record.html import render_html
+
+    if redact:
+        from compat.redact import Redactor
+
+        rec = RunRecord.from_json(Redactor().document(rec.to_json()))
 
     files = (
         ("run.json", json.dumps(rec.to_json(), indent=1, sort_keys=False, ensure_ascii=False) + "\n"),

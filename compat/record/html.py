@@ -74,6 +74,7 @@ body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:900px}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}h3{font-size:14px;margin:10px 0 4px}
 .verdict{padding:10px 14px;border-left:5px solid #d62728;background:#fff4f4}
 .verdict.ok{border-color:#2ca02c;background:#f3fbf3}
+.verdict.unknown{border-color:#7f7f7f;background:#f6f6f6}
 pre{background:#f6f6f6;padding:8px;overflow-x:auto;white-space:pre-wrap;word-break:break-all;font-size:12px}
 code{background:#f0f0f0;padding:1px 4px;font-size:12px;word-break:break-all}.fixes li{margin:3px 0}
 table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;font-size:13px}
@@ -162,9 +163,11 @@ def render_html(rec: RunRecord) -> str:
     t_end = rec.wall_s or (rec.samples[-1].t if rec.samples else 1.0)
     events = _events(rec)
     what = " ".join(rec.command) if rec.command else f"pid {rec.pid}"
-    ok = v.get("outcome") == "ok"
+    style = {"ok": " ok", "unknown": " unknown"}.get(
+        str(v.get("outcome")), ""
+    )  # unknown: not styled as failed
     body: list[str] = [f"<h1>compat {esc(rec.kind)}: {esc(what)}</h1>"]
-    body.append(f'<div class="verdict{" ok" if ok else ""}"><b>{esc(v.get("title", "no verdict"))}</b>')
+    body.append(f'<div class="verdict{style}"><b>{esc(v.get("title", "no verdict"))}</b>')
     if v.get("deciding"):
         body.append("<ul>" + "".join(f"<li>{esc(d)}</li>" for d in v["deciding"]) + "</ul>")
     if v.get("headroom"):

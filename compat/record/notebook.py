@@ -175,6 +175,13 @@ def death_message(doc: Mapping[str, Any]) -> str:
         lines.append(f"  - {d}")
     for f in (v.get("findings") or [])[1:3]:
         lines.append(f"  {f.get('severity')}: {f.get('title')}")
+    try:  # what to do, as `compat run`'s summary and `compat explain --last` show it (issue 31)
+        from compat.explain.render import fix_lines
+        from compat.record.summary import verdict_fixes
+
+        lines += fix_lines(verdict_fixes(v), "  ")
+    except Exception:  # a record of another shape: the verdict's lines are the message
+        pass
     return "\n".join(lines)
 
 

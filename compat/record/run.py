@@ -209,6 +209,7 @@ def run_command(
     summary: bool = True,
     gpu_argv: Sequence[str] | None = None,
     hold_signals: bool = False,
+    redact: bool = False,
 ) -> int:
     """Run `argv` under the recorder; returns the exit status to exit with. `hold_signals` (the CLI, which exits
     next): TERM, HUP and INT stay ignored after the return, so none can replace the answer on the way out."""
@@ -219,7 +220,18 @@ def run_command(
     sigs.install()  # before the child exists: a signal now is held for it, not a death that leaves it orphaned
     try:
         return _run(
-            argv, env, sigs, interval, report_dir, ring_lines, gpu, kernel_log, keep, summary, gpu_argv
+            argv,
+            env,
+            sigs,
+            interval,
+            report_dir,
+            ring_lines,
+            gpu,
+            kernel_log,
+            keep,
+            summary,
+            gpu_argv,
+            redact,
         )
     finally:
         if not hold_signals:
@@ -238,6 +250,7 @@ def _run(
     keep: bool,
     summary: bool,
     gpu_argv: Sequence[str] | None,
+    redact: bool = False,
 ) -> int:
     rec = RunRecord("run", 0, command=list(argv))
     dests = [
@@ -314,7 +327,7 @@ def _run(
     name = f"run-{int(rec.started)}-{rec.pid}.json" if keep else None
     failed = None
     try:
-        _, failed = conclude(rec, report_dir, name)
+        _, failed = conclude(rec, report_dir, name, redact=redact)
     except Exception as exc:  # the child's status must come through whatever happens here
         failed = f"the record could not be written: {type(exc).__name__}: {exc}"[:300]
     if summary:

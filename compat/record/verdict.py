@@ -207,11 +207,14 @@ def headroom(rec: RunRecord) -> str:
     _, rss_peak = _rss_at_end(rec)
     limit = rec.cgroup.get("limit")
     lim_text = (
-        f"of a {fmt_bytes(limit)} cgroup limit"
+        f"of the {fmt_bytes(limit)} cgroup limit"
         if limit
         else f"of {fmt_bytes(rec.host.get('mem_total'))} host memory"
     )
-    parts.append(f"host RSS peaked at {fmt_bytes(rss_peak)} {lim_text}")
+    if rss_peak:
+        parts.append(f"host RSS peaked at {fmt_bytes(rss_peak)} {lim_text}")
+    else:  # the run ended before the first sample
+        parts.append("host RSS not sampled (the run ended before the first sample)")
     th = sustained_throttling(rec.samples)
     parts.append(
         "throttling: " + ", ".join(f"GPU {t.gpu} {t.kind}" for t in th) if th else "no sustained throttling"
@@ -267,7 +270,7 @@ def verdict_of(rec: RunRecord, explained: Sequence[Any] = ()) -> RunVerdict:
         when = k_oom[0].get("t") if k_oom and k_oom[0].get("t") is not None else end_t
         size = cg.get("peak") or peak_rss
         of = (
-            f"of a {fmt_bytes(limit)} cgroup limit"
+            f"of the {fmt_bytes(limit)} cgroup limit"
             if limit
             else f"of {fmt_bytes(rec.host.get('mem_total'))} host memory"
         )
@@ -392,7 +395,7 @@ def verdict_of(rec: RunRecord, explained: Sequence[Any] = ()) -> RunVerdict:
         else:
             deciding.append(f"the kernel log was not readable ({rec.kernel_log.get('reason') or 'not read'})")
         if limit and peak_rss is not None:
-            deciding.append(f"host RSS peaked at {fmt_bytes(peak_rss)} of a {fmt_bytes(limit)} limit")
+            deciding.append(f"host RSS peaked at {fmt_bytes(peak_rss)} of the {fmt_bytes(limit)} limit")
         title = (
             f"killed by something else (a scheduler, a person, a watchdog) with {how}, not by the OOM killer"
         )
@@ -443,7 +446,7 @@ def verdict_of(rec: RunRecord, explained: Sequence[Any] = ()) -> RunVerdict:
     if mem_line is not None:
         deciding.append(f"output: {mem_line.strip()[:300]}")
         if peak_rss is not None:
-            lim = f" of a {fmt_bytes(limit)} cgroup limit" if limit else ""
+            lim = f" of the {fmt_bytes(limit)} cgroup limit" if limit else ""
             deciding.append(f"host RSS of the process tree peaked at {fmt_bytes(peak_rss)}{lim}")
         title = "ran out of host memory: an allocation failed (no OOM kill; an address-space limit or overcommit refused it)"
         f = Finding(
@@ -475,7 +478,7 @@ def verdict_of(rec: RunRecord, explained: Sequence[Any] = ()) -> RunVerdict:
     deciding.append("no kernel-log line about its pids" if k_ok else "the kernel log was not readable")
     if limit and peak_rss and peak_rss >= NEAR_LIMIT * limit and cg.get("oom_kill_delta") is None:
         deciding.append(
-            f"its memory reached {fmt_bytes(peak_rss)} of a {fmt_bytes(limit)} limit: an OOM kill is possible"
+            f"its memory reached {fmt_bytes(peak_rss)} of the {fmt_bytes(limit)} limit: an OOM kill is possible"
         )
     title = (
         f"{who} ended at {clock(rec, end_t)}; its exit status is unknown and nothing recorded shows a failure"

@@ -50,7 +50,8 @@ class RunVerdictDocument(Document):
         return [
             Item(
                 f"run.{cause}",
-                "error",
+                # "unknown": it ended and nothing recorded shows a failure (compat watch exits 0 for it)
+                "info" if v.get("outcome") == "unknown" else "error",
                 str(v.get("title") or v.get("summary") or f"the run ended: {v.get('outcome')}"),
                 str(v.get("message") or v.get("explanation") or ""),
                 where=str(self.doc.get("record")),
@@ -61,4 +62,7 @@ class RunVerdictDocument(Document):
         return str(self._verdict().get("outcome") or "unknown")
 
     def exit_code(self, fail_on: str) -> int:
-        return EXIT_OK if self._verdict().get("outcome") == "ok" else EXIT_INCOMPATIBLE
+        outcome = self._verdict().get("outcome")
+        if outcome == "unknown":  # as `compat watch` answers it: the findings' severities against --fail-on
+            return super().exit_code(fail_on)
+        return EXIT_OK if outcome == "ok" else EXIT_INCOMPATIBLE

@@ -14,6 +14,7 @@ import sys
 import time
 from typing import Any
 
+from compat.cache import read_own, write_private
 from compat.errors import EXIT_INCOMPATIBLE, EXIT_OK, EXIT_USAGE, InputError
 from compat.record import host
 from compat.record.document import ExitInfo, RunRecord, signal_name
@@ -35,6 +36,7 @@ def watch_pid(
     kernel_id: str | None = None,
     summary: bool = True,
     hold_signals: bool = False,
+    redact: bool = False,
 ) -> int:
     """Watch `pid` until it ends; returns the exit code. TERM, HUP or INT to compat while it watches end the watch:
     the partial record and report are written, then 128 + signal. A signal after the process has ended is noted
@@ -84,7 +86,7 @@ def watch_pid(
             name = None if stopped else os.path.basename(notebook_base or f"notebook-{pid}") + ".json"
         else:
             name = f"watch-{int(rec.started)}-{pid}.json"
-        verdict, failed = conclude(rec, report_dir, name)
+        verdict, failed = conclude(rec, report_dir, name, redact=redact)
         if summary:
             from compat.record.summary import summary as render
 
@@ -116,10 +118,16 @@ def _catch(got: list[int]) -> dict[signal.Signals, Any]:
     return old
 
 
+def _read_own_text(path: str, limit: int) -> str | None:
+    """One of the notebook's side files, through compat's capped reader (a regular file of this user, or None)."""
+    data = read_own(path, limit)
+    return None if data is None else data.decode("utf-8", "replace")
+
+
 def _notebook_evidence(rec: RunRecord, base: str) -> None:
     """The kernel's own reports: an exit marker written at a clean exit, faulthandler output at a crash."""
     time.sleep(0.2)
-    marker = host.read_text(base + ".exit", 64)
+    marker = _read_own_text(base + ".exit", 64)
     if marker is not None and rec.exit.status in ("vanished", "exited"):
         try:
             code = int(marker.strip() or 0)
@@ -127,7 +135,7 @@ def _notebook_evidence(rec: RunRecord, base: str) -> None:
             code = 0
         if rec.exit.status == "vanished":
             rec.exit = ExitInfo("exited", code, None, False, None, "atexit")
-    fault = host.read_text(base + ".fault", 16384)
+    fault = _read_own_text(base + ".fault", 16384)
     if fault and fault.strip():
         rec.fault_report = [ln[:500] for ln in fault.splitlines()[:FAULT_LINES]]
         if rec.exit.status == "vanished":
@@ -174,13 +182,17 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1):
             os.dup2(devnull, fd)
-        log = os.open(
-            (args.notebook or "/tmp/compat-watch") + ".log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600
-        )
+        # The log sits beside the notebook's records (a private directory); never a fixed name in /tmp, and a
+        # link there is not followed (issue 32: files another user can plant).
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            log = os.open(args.notebook + ".log", flags, 0o600) if args.notebook else devnull
+        except OSError:
+            log = devnull
         os.dup2(log, 2)
         if args.notebook:
-            with open(args.notebook + ".watcher", "w") as fh:
-                fh.write(str(os.getpid()))
+            with contextlib.suppress(OSError):
+                write_private(args.notebook + ".watcher", str(os.getpid()).encode())
     try:
         return watch_pid(
             args.pid,

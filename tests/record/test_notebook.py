@@ -140,7 +140,7 @@ def test_memory_limit(kernel: Kernel, cache: Path, memcg: Path | None) -> None:
     code = f"import os, time\nopen({str(procs)!r}, 'w').write(str(os.getpid()))\ntime.sleep(3.0)\nx = bytearray(400 << 20)\n"
     pid, out = _die_and_restart(kernel, cache, lambda: kernel.send(code))
     assert f"compat: the previous kernel (pid {pid}) died: killed by the OOM killer at " in out
-    assert "of a 96.0 MiB cgroup limit" in out
+    assert "of the 96.0 MiB cgroup limit" in out
     assert "OOM kill(s) during the run (oom_kill 0 → 1)" in out
 
 
@@ -159,3 +159,26 @@ def test_a_restart_at_once_after_a_kill_is_told_once(kernel: Kernel, cache: Path
     kernel.km.restart_kernel(now=False, env=kernel.env)
     kernel.kc = kernel._client()
     assert "previous kernel" not in kernel.run("%load_ext compat")
+
+
+def test_death_message_lists_the_fixes() -> None:
+    """The next kernel is told what to do, as `compat run`'s summary and `explain --last` tell it (issue 31)."""
+    from compat.record.notebook import death_message
+
+    fix = {
+        "text": "Give the container more shared memory",
+        "command": "docker run --shm-size=8g IMAGE",
+        "kind": "shell",
+    }
+    doc = {
+        "pid": 7,
+        "verdict": {
+            "outcome": "host_oom",
+            "title": "killed",
+            "findings": [{"severity": "error", "fixes": [fix]}],
+        },
+    }
+    text = death_message(doc)
+    assert "Give the container more shared memory" in text
+    assert "$ docker run --shm-size=8g IMAGE" in text
+    assert "Fix:" not in death_message({"pid": 7, "verdict": {"outcome": "host_oom", "title": "killed"}})

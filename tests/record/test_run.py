@@ -133,7 +133,7 @@ def test_host_oom_in_a_memory_limited_cgroup(cache: Path, memcg: Path | None, tm
     v = doc["verdict"]
     assert v["outcome"] == "host_oom"
     assert v["title"].startswith("killed by the OOM killer at ")
-    assert "of a 96.0 MiB cgroup limit" in v["title"], (
+    assert "of the 96.0 MiB cgroup limit" in v["title"], (
         doc["cgroup"],
         doc["notes"],
         [(s["t"], s["cgroup"]) for s in doc["samples"]],

@@ -35,7 +35,7 @@ def test_oom_kill_delta_makes_host_oom_definitive() -> None:
     v = verdict(record(KILLED, rss=[i * GiB for i in range(1, 24)], cgroup=cg, readable=False))
     assert v.outcome == "host_oom"
     assert v.title.startswith("killed by the OOM killer at ")
-    assert "23.8 GiB of a 24.0 GiB cgroup limit" in v.title
+    assert "23.8 GiB of the 24.0 GiB cgroup limit" in v.title
     assert "oom_kill 0 → 1" in v.deciding[0]
     assert v.findings[0].id == "record.host_oom"
 
@@ -113,7 +113,7 @@ def test_success_gives_one_headroom_line() -> None:
     assert v.outcome == "ok"
     assert v.headroom is not None and v.headroom.count("\n") == 0
     assert "GPU 0 peaked at 40.0 GiB of 80.0 GiB" in v.headroom
-    assert "host RSS peaked at 3.0 GiB of a 24.0 GiB cgroup limit" in v.headroom
+    assert "host RSS peaked at 3.0 GiB of the 24.0 GiB cgroup limit" in v.headroom
 
 
 def test_success_without_gpu_says_gpu_was_not_recorded() -> None:
@@ -177,3 +177,18 @@ def test_summary_lists_a_leak_found_in_a_successful_run() -> None:
     assert text.startswith("compat run: the run finished successfully")
     assert "warning: host RSS of the process tree grew steadily (30.0 MiB/s from 0:00)" in text
     assert "Headroom: " in text
+
+
+def test_explain_last_answers_an_unknown_end_as_watch_does() -> None:
+    """`compat watch` exits 0 for "ended, status unknown, nothing shows a failure"; `explain --last` of that record
+    says the same (issue 32, item 8), and a failure still exits 1."""
+    from compat.errors import EXIT_INCOMPATIBLE, EXIT_OK
+    from compat.record.verdict_document import RunVerdictDocument
+
+    ended = {"outcome": "unknown", "title": "ended", "findings": [{"id": "record.ended", "severity": "info"}]}
+    assert RunVerdictDocument({"verdict": ended}).exit_code("error") == EXIT_OK
+    assert RunVerdictDocument({"verdict": ended}).exit_code("info") == EXIT_INCOMPATIBLE
+    bare = {"outcome": "unknown", "title": "ended"}
+    assert RunVerdictDocument({"verdict": bare}).exit_code("error") == EXIT_OK
+    oom = {"outcome": "host_oom", "title": "killed", "findings": [{"id": "record.host-oom", "severity": "error"}]}
+    assert RunVerdictDocument({"verdict": oom}).exit_code("error") == EXIT_INCOMPATIBLE
