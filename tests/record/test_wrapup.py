@@ -147,9 +147,9 @@ _MID_REPORT = (
     "from compat.record import conclude\n"
     "install_signal_handlers()\n"
     "real = conclude.write_report\n"
-    "def slow(rec, d):\n"
+    "def slow(rec, d, **kw):\n"
     "    os.kill(os.getpid(), signal.SIGTERM)  # in the middle of writing the report\n"
-    "    return real(rec, d)\n"
+    "    return real(rec, d, **kw)\n"
     "conclude.write_report = slow\n"
 )
 
