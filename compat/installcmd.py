@@ -178,12 +178,14 @@ def pin_command(
     *,
     index: str | None = None,
     no_deps: bool = False,
+    reinstall: bool = False,
     inst: Installer | None = None,
 ) -> str:
-    """`pip install [--no-deps] NAME==V [--index-url URL]`: one distribution at one version (V may be a
-    wildcard `2.1.*` or a placeholder the reader fills in)."""
+    """`pip install [--force-reinstall] [--no-deps] NAME==V [--index-url URL]`: one distribution at one version
+    (V may be a wildcard `2.1.*` or a placeholder the reader fills in)."""
     inst = inst or PIP
     args = (
+        *(inst.reinstall_flag(package) if reinstall else ()),
         *(("--no-deps",) if no_deps else ()),
         f"{package}=={version}",
         *(("--index-url", index) if index else ()),

@@ -190,5 +190,9 @@ def test_explain_last_answers_an_unknown_end_as_watch_does() -> None:
     assert RunVerdictDocument({"verdict": ended}).exit_code("info") == EXIT_INCOMPATIBLE
     bare = {"outcome": "unknown", "title": "ended"}
     assert RunVerdictDocument({"verdict": bare}).exit_code("error") == EXIT_OK
-    oom = {"outcome": "host_oom", "title": "killed", "findings": [{"id": "record.host-oom", "severity": "error"}]}
+    oom = {
+        "outcome": "host_oom",
+        "title": "killed",
+        "findings": [{"id": "record.host-oom", "severity": "error"}],
+    }
     assert RunVerdictDocument({"verdict": oom}).exit_code("error") == EXIT_INCOMPATIBLE
