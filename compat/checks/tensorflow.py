@@ -10,7 +10,7 @@ from packaging.version import Version
 from compat.checks.context import Ctx, Result
 from compat.checks.registry import check
 from compat.findings import Finding, Fix, Repair, Skip
-from compat.installcmd import installer, tf_command
+from compat.installcmd import installer
 from compat.versions import major_minor
 
 TF_CUDA = "tensorflow.cuda"
@@ -19,18 +19,14 @@ TF_WINDOWS = "tensorflow.windows-gpu"
 
 
 def _fixed(axes: tuple[str, ...], finding: Finding) -> Finding:
-    """The static fix first (TensorFlow's pip CUDA libraries), then the solver's re-checked stack changes."""
+    """The static fix first, then the solver's re-checked stack changes."""
     return replace(finding, repair=Repair(axes, static="before"))
 
 
-def _and_cuda_fix(ctx: Ctx, text: str) -> Fix:
-    tf = ctx.tf
-    assert tf is not None
-    if tf.release is None or not tf.release.and_cuda or ctx.os not in (None, "linux"):
-        return Fix(text)
-    return Fix(
-        text, tf_command(tf.release, True, "linux", installer(ctx.facts), cpu_installed=tf.build == "cpu")
-    )
+def _wheels_fixed(axis: str, finding: Finding) -> Finding:
+    """The solver's re-checked changes, TensorFlow's pip CUDA libraries first (a holistic change of CUDA and
+    cuDNN: solver axis "tf_and_cuda"), then `axis`; the static advice only where the solver finds none."""
+    return replace(finding, repair=Repair(("tf_and_cuda", axis), static="fallback"))
 
 
 def _tf_windows(ctx: Ctx) -> Iterator[Result]:
@@ -88,10 +84,10 @@ def check_tensorflow(ctx: Ctx) -> Iterator[Result]:
         yield Skip(TF_CUDA, "no system CUDA version (give --cuda)")
     else:
         built = Version(tf.cuda)
-        fix = _and_cuda_fix(ctx, f"Use CUDA {tf.cuda}, or install the pip CUDA libraries TensorFlow pins")
+        fix = Fix(f"Use CUDA {tf.cuda}, or install the pip CUDA libraries TensorFlow pins")
         if built.release[0] != ctx.cuda.release[0]:
-            yield _fixed(
-                ("cuda",),
+            yield _wheels_fixed(
+                "cuda",
                 Finding(
                     TF_CUDA,
                     "error",
@@ -105,8 +101,8 @@ def check_tensorflow(ctx: Ctx) -> Iterator[Result]:
                 ),
             )
         elif ctx.cuda.release[:2] < built.release[:2]:
-            yield _fixed(
-                ("cuda",),
+            yield _wheels_fixed(
+                "cuda",
                 Finding(
                     TF_CUDA,
                     "warning",
@@ -126,8 +122,8 @@ def check_tensorflow(ctx: Ctx) -> Iterator[Result]:
         built = Version(tf.cudnn)
         run = ctx.cudnn
         if built.release[0] != run.release[0] or run.release[:2] < built.release[:2]:
-            yield _fixed(
-                ("cudnn",),
+            yield _wheels_fixed(
+                "cudnn",
                 Finding(
                     TF_CUDNN,
                     "error",
@@ -136,7 +132,7 @@ def check_tensorflow(ctx: Ctx) -> Iterator[Result]:
                     "version and an equal or newer minor: 'Loaded runtime CuDNN library: "
                     f"{run} but source was compiled with: {tf.cudnn}. CuDNN library needs to have matching major "
                     "version and equal or higher minor version.'",
-                    (_and_cuda_fix(ctx, f"Install cuDNN {built.release[0]}.x ≥ {major_minor(built)}"),),
+                    (Fix(f"Install cuDNN {built.release[0]}.x ≥ {major_minor(built)}"),),
                     {"tensorflow": tf.raw, "cudnn": str(run)},
                     group="frameworks",
                 ),
