@@ -10,7 +10,7 @@ from packaging.version import Version
 from compat.checks.context import Ctx, Result
 from compat.checks.registry import check
 from compat.findings import Finding, Fix, Repair, Skip
-from compat.installcmd import installer
+from compat.installcmd import installer, tf_command
 from compat.versions import major_minor
 
 TF_CUDA = "tensorflow.cuda"
@@ -27,6 +27,18 @@ def _wheels_fixed(axis: str, finding: Finding) -> Finding:
     """The solver's re-checked changes, TensorFlow's pip CUDA libraries first (a holistic change of CUDA and
     cuDNN: solver axis "tf_and_cuda"), then `axis`; the static advice only where the solver finds none."""
     return replace(finding, repair=Repair(("tf_and_cuda", axis), static="fallback"))
+
+
+def _wsl2_fix(ctx: Ctx) -> Fix:
+    """WSL2 runs the Linux GPU build: this release pinned with its [and-cuda] extra, else (no extra before 2.14)
+    the CUDA and cuDNN it loads from the system, named; never an unpinned install."""
+    r = ctx.tf.release if ctx.tf is not None else None
+    text = "Run TensorFlow in WSL2, where the Linux GPU build works"
+    if r is not None and r.and_cuda:
+        return Fix(text, tf_command(r, True, "linux", installer(ctx.facts)))
+    if r is not None and r.cuda and r.cudnn:
+        return Fix(f"{text} (TensorFlow {r.raw} there needs CUDA {r.cuda} and cuDNN {r.cudnn} installed)")
+    return Fix(text)
 
 
 def _tf_windows(ctx: Ctx) -> Iterator[Result]:
@@ -52,12 +64,7 @@ def _tf_windows(ctx: Ctx) -> Iterator[Result]:
         f"TensorFlow {tf.raw} has no GPU support on native Windows",
         "TensorFlow 2.10 was the last release that supported the GPU on native Windows; "
         f"TensorFlow {tf.raw} there runs on the CPU only.",
-        (
-            Fix(
-                "Run TensorFlow in WSL2, where the Linux GPU build works",
-                installer(ctx.facts).install("'tensorflow[and-cuda]'"),
-            ),
-        ),
+        (_wsl2_fix(ctx),),
         {"tensorflow": tf.raw, "os": "windows"},
         group="frameworks",
     )

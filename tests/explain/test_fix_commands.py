@@ -71,3 +71,18 @@ def test_no_compat_fix_command_is_a_usage_error(where: str, command: str, tmp_pa
         argv, capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path, check=False
     )
     assert got.returncode != 2, f"{where}: `{command}` exits 2: {got.stderr.strip()[-300:]}"
+
+
+def test_no_catalogue_fix_installs_an_unpinned_package() -> None:
+    cat = default_catalogue()
+    fixes = [f for c in cat.categories.values() for f in c.fixes] + [
+        f for s in cat.signatures for f in s.fixes
+    ]
+    unpinned = [
+        f.command
+        for f in fixes
+        if f.command and "pip install" in f.command
+        for arg in shlex.split(f.command.split("pip install", 1)[1])
+        if not arg.startswith("-") and "==" not in arg
+    ]
+    assert unpinned == []

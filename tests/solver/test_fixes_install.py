@@ -94,3 +94,15 @@ def test_native_windows_tf_2_10_fix_names_the_cuda_and_cudnn_it_needs(matrix) ->
     assert fix.change_map == {"tensorflow": "2.10.1"}
     # TensorFlow's tested Windows GPU build of 2.10: CUDA 11.2, cuDNN 8.1 (matrix/tensorflow.yaml).
     assert "CUDA 11.2" in fix.text and "cuDNN 8.1" in fix.text, fix.text
+
+
+def test_the_wsl2_fix_is_pinned_or_names_what_it_needs(matrix) -> None:  # type: ignore[no-untyped-def]
+    def wsl2(tf: str) -> Fix:
+        facts = facts_of(os="windows", tensorflow=tf, gpu="RTX 3060", python="3.10")
+        return next(
+            x for x in _fixes(check_stack(facts, matrix), "tensorflow.windows-gpu") if "WSL2" in x.text
+        )
+
+    assert wsl2("2.16.1").command == "pip install 'tensorflow[and-cuda]==2.16.1'"
+    old = wsl2("2.11.0")  # no [and-cuda] extra before 2.14: the system CUDA and cuDNN are named instead
+    assert old.command is None and "CUDA 11.2" in old.text and "cuDNN 8.1" in old.text
