@@ -166,10 +166,14 @@ def torch_for_cuda(
     return None
 
 
-def tf_and_cuda(version: str | None, inst: Installer | None = None, rel: TfRelease | None = None) -> str:
-    """`pip install 'tensorflow[and-cuda]==X'` (the CUDA libraries TensorFlow pins), through the installer; `rel`,
-    X's matrix row, says when another release must be pinned because X's extra does not install (2.15.0)."""
-    if rel is not None and version and rel.raw == version:
+def tf_and_cuda(version: str | None, inst: Installer | None = None, m: Matrix | None = None) -> str:
+    """`pip install 'tensorflow[and-cuda]==X'` (the CUDA libraries TensorFlow pins), through the installer; X's
+    row in the matrix `m` says when another release must be pinned because X's extra does not install (2.15.0)."""
+    try:
+        rel = m.tf_release(Version(version)) if m is not None and version else None
+    except InvalidVersion:
+        rel = None
+    if rel is not None and rel.raw == version:
         version = rel.and_cuda_release
     return requirement_command(
         f"tensorflow[and-cuda]=={version}" if version else "tensorflow[and-cuda]", inst=inst

@@ -172,7 +172,7 @@ def check_frameworks(ctx: Ctx) -> Iterator[Result]:
                     (
                         Fix(
                             "Install the CUDA libraries TensorFlow pins",
-                            tf_and_cuda(doc.version, rel=ctx.tf.release if ctx.tf is not None else None),
+                            tf_and_cuda(doc.version, m=ctx.m),
                         ),
                     ),
                     {"tensorflow": doc.version},

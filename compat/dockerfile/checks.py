@@ -263,7 +263,7 @@ def _check_cudnn(st: Stage, m: Matrix) -> Iterator[Finding | Skip]:
     if st.cuda is None:
         return
     need = Version(rel.cudnn)
-    cmd = tf_and_cuda(tf.raw, rel=rel) if rel.and_cuda else None
+    cmd = tf_and_cuda(tf.raw, m=m) if rel.and_cuda else None
     if st.cudnn_major == 0 and st.cudnn is None:
         yield _f(
             CUDNN,
@@ -334,7 +334,7 @@ def _check_cpu_wheel(st: Stage, m: Matrix) -> Iterator[Finding | Skip]:
             f"Line {tf.line} installs tensorflow-cpu on the CUDA {st.cuda.value} base image {st.base}: it has no "
             "GPU support, so tf.config.list_physical_devices('GPU') is empty.",
             line=tf.line,
-            fixes=(Fix("Install the GPU-capable package", tf_and_cuda(tf.raw)),),
+            fixes=(Fix("Install the GPU-capable package", tf_and_cuda(tf.raw, m=m)),),
             facts={"tensorflow": tf.raw, "stage": st.label},
         )
 
@@ -354,7 +354,7 @@ def _check_cpu_base(st: Stage, m: Matrix) -> Iterator[Finding | Skip]:
     rel = m.tf_release(Version(tf.raw))
     if rel is None or not rel.cudnn:
         return
-    pin = (Fix("Install the CUDA libraries TensorFlow pins", tf_and_cuda(tf.raw, rel=rel)),)
+    pin = (Fix("Install the CUDA libraries TensorFlow pins", tf_and_cuda(tf.raw, m=m)),)
     fixes = (pin if rel.and_cuda else ()) + (
         Fix(
             ("Or b" if rel.and_cuda else "B")

@@ -18,6 +18,7 @@ from compat.dockerfile import check_dockerfile
         "FROM python:3.10-slim\nRUN pip install tensorflow==2.15.0\n",
         "FROM nvidia/cuda:12.2.2-runtime-ubuntu22.04\nRUN apt-get update && apt-get install -y python3-pip\n"
         "RUN pip install tensorflow==2.15.0\n",
+        "FROM nvidia/cuda:12.2.2-cudnn8-runtime-ubuntu22.04\nRUN pip install tensorflow-cpu==2.15.0\n",
     ],
 )
 def test_the_and_cuda_fix_for_2_15_0_is_the_post_release(

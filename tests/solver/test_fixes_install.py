@@ -41,7 +41,7 @@ def test_every_and_cuda_command_for_2_15_0_installs_the_post_release(matrix) -> 
     r = matrix.tf_release(Version("2.15.0"))
     want = "pip install 'tensorflow[and-cuda]==2.15.0.post1'"
     assert tf_command(r, True, "linux", PIP) == want  # solver candidates and check's own fixes
-    assert tf_and_cuda("2.15.0", rel=r) == want  # Dockerfile and doctor fixes
+    assert tf_and_cuda("2.15.0", m=matrix) == want  # Dockerfile and doctor fixes
     assert (
         tf_command(r, False, "linux", PIP) == "pip install tensorflow==2.15.0"
     )  # no extra: the plain pin works
