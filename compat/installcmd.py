@@ -127,7 +127,8 @@ def torch_command(
 def tf_command(r: TfRelease, gpu: bool, os_name: str, inst: Installer, cpu_installed: bool = False) -> str:
     """The TensorFlow install; `tensorflow-cpu` is removed first when it is what is installed."""
     if gpu and os_name == "linux" and r.and_cuda:
-        cmd = inst.install(f"'tensorflow[and-cuda]=={r.raw}'")
+        # A release whose extra does not install from PyPI (2.15.0) gets its post release (matrix: and_cuda_broken).
+        cmd = inst.install(f"'tensorflow[and-cuda]=={r.and_cuda_release}'")
     else:
         cmd = inst.install(f"tensorflow=={r.raw}")
     if cpu_installed:
@@ -165,8 +166,15 @@ def torch_for_cuda(
     return None
 
 
-def tf_and_cuda(version: str | None, inst: Installer | None = None) -> str:
-    """`pip install 'tensorflow[and-cuda]==X'` (the CUDA libraries TensorFlow pins), through the installer."""
+def tf_and_cuda(version: str | None, inst: Installer | None = None, m: Matrix | None = None) -> str:
+    """`pip install 'tensorflow[and-cuda]==X'` (the CUDA libraries TensorFlow pins), through the installer; X's
+    row in the matrix `m` says when another release must be pinned because X's extra does not install (2.15.0)."""
+    try:
+        rel = m.tf_release(Version(version)) if m is not None and version else None
+    except InvalidVersion:
+        rel = None
+    if rel is not None and rel.raw == version:
+        version = rel.and_cuda_release
     return requirement_command(
         f"tensorflow[and-cuda]=={version}" if version else "tensorflow[and-cuda]", inst=inst
     )
@@ -178,12 +186,14 @@ def pin_command(
     *,
     index: str | None = None,
     no_deps: bool = False,
+    reinstall: bool = False,
     inst: Installer | None = None,
 ) -> str:
-    """`pip install [--no-deps] NAME==V [--index-url URL]`: one distribution at one version (V may be a
-    wildcard `2.1.*` or a placeholder the reader fills in)."""
+    """`pip install [--force-reinstall] [--no-deps] NAME==V [--index-url URL]`: one distribution at one version
+    (V may be a wildcard `2.1.*` or a placeholder the reader fills in)."""
     inst = inst or PIP
     args = (
+        *(inst.reinstall_flag(package) if reinstall else ()),
         *(("--no-deps",) if no_deps else ()),
         f"{package}=={version}",
         *(("--index-url", index) if index else ()),

@@ -172,7 +172,7 @@ def check_frameworks(ctx: Ctx) -> Iterator[Result]:
                     (
                         Fix(
                             "Install the CUDA libraries TensorFlow pins",
-                            tf_and_cuda(doc.version),
+                            tf_and_cuda(doc.version, m=ctx.m),
                         ),
                     ),
                     {"tensorflow": doc.version},

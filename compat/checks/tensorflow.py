@@ -19,18 +19,26 @@ TF_WINDOWS = "tensorflow.windows-gpu"
 
 
 def _fixed(axes: tuple[str, ...], finding: Finding) -> Finding:
-    """The static fix first (TensorFlow's pip CUDA libraries), then the solver's re-checked stack changes."""
+    """The static fix first, then the solver's re-checked stack changes."""
     return replace(finding, repair=Repair(axes, static="before"))
 
 
-def _and_cuda_fix(ctx: Ctx, text: str) -> Fix:
-    tf = ctx.tf
-    assert tf is not None
-    if tf.release is None or not tf.release.and_cuda or ctx.os not in (None, "linux"):
-        return Fix(text)
-    return Fix(
-        text, tf_command(tf.release, True, "linux", installer(ctx.facts), cpu_installed=tf.build == "cpu")
-    )
+def _wheels_fixed(axis: str, finding: Finding) -> Finding:
+    """The solver's re-checked changes, TensorFlow's pip CUDA libraries first (a holistic change of CUDA and
+    cuDNN: solver axis "tf_and_cuda"), then `axis`; the static advice only where the solver finds none."""
+    return replace(finding, repair=Repair(("tf_and_cuda", axis), static="fallback"))
+
+
+def _wsl2_fix(ctx: Ctx) -> Fix:
+    """WSL2 runs the Linux GPU build: this release pinned with its [and-cuda] extra, else (no extra before 2.14)
+    the CUDA and cuDNN it loads from the system, named; never an unpinned install."""
+    r = ctx.tf.release if ctx.tf is not None else None
+    text = "Run TensorFlow in WSL2, where the Linux GPU build works"
+    if r is not None and r.and_cuda:
+        return Fix(text, tf_command(r, True, "linux", installer(ctx.facts)))
+    if r is not None and r.cuda and r.cudnn:
+        return Fix(f"{text} (TensorFlow {r.raw} there needs CUDA {r.cuda} and cuDNN {r.cudnn} installed)")
+    return Fix(text)
 
 
 def _tf_windows(ctx: Ctx) -> Iterator[Result]:
@@ -56,12 +64,7 @@ def _tf_windows(ctx: Ctx) -> Iterator[Result]:
         f"TensorFlow {tf.raw} has no GPU support on native Windows",
         "TensorFlow 2.10 was the last release that supported the GPU on native Windows; "
         f"TensorFlow {tf.raw} there runs on the CPU only.",
-        (
-            Fix(
-                "Run TensorFlow in WSL2, where the Linux GPU build works",
-                installer(ctx.facts).install("'tensorflow[and-cuda]'"),
-            ),
-        ),
+        (_wsl2_fix(ctx),),
         {"tensorflow": tf.raw, "os": "windows"},
         group="frameworks",
     )
@@ -88,10 +91,10 @@ def check_tensorflow(ctx: Ctx) -> Iterator[Result]:
         yield Skip(TF_CUDA, "no system CUDA version (give --cuda)")
     else:
         built = Version(tf.cuda)
-        fix = _and_cuda_fix(ctx, f"Use CUDA {tf.cuda}, or install the pip CUDA libraries TensorFlow pins")
+        fix = Fix(f"Use CUDA {tf.cuda}, or install the pip CUDA libraries TensorFlow pins")
         if built.release[0] != ctx.cuda.release[0]:
-            yield _fixed(
-                ("cuda",),
+            yield _wheels_fixed(
+                "cuda",
                 Finding(
                     TF_CUDA,
                     "error",
@@ -105,8 +108,8 @@ def check_tensorflow(ctx: Ctx) -> Iterator[Result]:
                 ),
             )
         elif ctx.cuda.release[:2] < built.release[:2]:
-            yield _fixed(
-                ("cuda",),
+            yield _wheels_fixed(
+                "cuda",
                 Finding(
                     TF_CUDA,
                     "warning",
@@ -126,8 +129,8 @@ def check_tensorflow(ctx: Ctx) -> Iterator[Result]:
         built = Version(tf.cudnn)
         run = ctx.cudnn
         if built.release[0] != run.release[0] or run.release[:2] < built.release[:2]:
-            yield _fixed(
-                ("cudnn",),
+            yield _wheels_fixed(
+                "cudnn",
                 Finding(
                     TF_CUDNN,
                     "error",
@@ -136,7 +139,7 @@ def check_tensorflow(ctx: Ctx) -> Iterator[Result]:
                     "version and an equal or newer minor: 'Loaded runtime CuDNN library: "
                     f"{run} but source was compiled with: {tf.cudnn}. CuDNN library needs to have matching major "
                     "version and equal or higher minor version.'",
-                    (_and_cuda_fix(ctx, f"Install cuDNN {built.release[0]}.x ≥ {major_minor(built)}"),),
+                    (Fix(f"Install cuDNN {built.release[0]}.x ≥ {major_minor(built)}"),),
                     {"tensorflow": tf.raw, "cudnn": str(run)},
                     group="frameworks",
                 ),

@@ -263,7 +263,7 @@ def _check_cudnn(st: Stage, m: Matrix) -> Iterator[Finding | Skip]:
     if st.cuda is None:
         return
     need = Version(rel.cudnn)
-    cmd = tf_and_cuda(tf.raw) if rel.and_cuda else None
+    cmd = tf_and_cuda(tf.raw, m=m) if rel.and_cuda else None
     if st.cudnn_major == 0 and st.cudnn is None:
         yield _f(
             CUDNN,
@@ -334,7 +334,7 @@ def _check_cpu_wheel(st: Stage, m: Matrix) -> Iterator[Finding | Skip]:
             f"Line {tf.line} installs tensorflow-cpu on the CUDA {st.cuda.value} base image {st.base}: it has no "
             "GPU support, so tf.config.list_physical_devices('GPU') is empty.",
             line=tf.line,
-            fixes=(Fix("Install the GPU-capable package", tf_and_cuda(tf.raw)),),
+            fixes=(Fix("Install the GPU-capable package", tf_and_cuda(tf.raw, m=m)),),
             facts={"tensorflow": tf.raw, "stage": st.label},
         )
 
@@ -342,10 +342,9 @@ def _check_cpu_wheel(st: Stage, m: Matrix) -> Iterator[Finding | Skip]:
 def _check_cpu_base(st: Stage, m: Matrix) -> Iterator[Finding | Skip]:
     """A GPU TensorFlow from pip on a base known to carry no CUDA (python:*, an OS image).
 
-    TensorFlow's pip package loads the system CUDA and cuDNN libraries unless it is installed as
-    tensorflow[and-cuda] (2.14+, https://www.tensorflow.org/install/pip), so on such a base it runs on the
-    CPU. PyTorch's CUDA wheels bring their CUDA libraries with them (statically or as nvidia-* wheels) and
-    need only the host driver, so torch CUDA wheels on a CPU base are not judged here.
+    TensorFlow's pip package loads the system CUDA and cuDNN unless installed as tensorflow[and-cuda] (2.14+,
+    https://www.tensorflow.org/install/pip): on such a base it runs on the CPU. PyTorch's CUDA wheels bring their
+    CUDA libraries (statically or as nvidia-* wheels), so torch CUDA wheels on a CPU base are not judged here.
     """
     tf = st.tf
     if st.cuda is not None or tf is None or tf.from_base or tf.cpu or tf.and_cuda or tf.raw is None:
@@ -355,9 +354,8 @@ def _check_cpu_base(st: Stage, m: Matrix) -> Iterator[Finding | Skip]:
     rel = m.tf_release(Version(tf.raw))
     if rel is None or not rel.cudnn:
         return
-    fixes = (
-        (Fix("Install the CUDA libraries TensorFlow pins", tf_and_cuda(tf.raw)),) if rel.and_cuda else ()
-    ) + (
+    pin = (Fix("Install the CUDA libraries TensorFlow pins", tf_and_cuda(tf.raw, m=m)),)
+    fixes = (pin if rel.and_cuda else ()) + (
         Fix(
             ("Or b" if rel.and_cuda else "B")
             + f"uild FROM an nvidia/cuda -cudnn runtime image with the CUDA {rel.cuda or '?'} and "

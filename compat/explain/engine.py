@@ -481,7 +481,9 @@ def _diagnosis(
 def finish(scanner: Scanner, facts: Facts | None, matrix: Matrix | None) -> list[Diagnosis]:
     """Rank the scanner's hits; cross-check them against `facts` when given. An inconclusive answer (a
     bare death) is settled from the machine's kernel log and cgroup when the doctor's probes read them."""
-    diags = scanner.diagnoses()
+    from compat.explain.pins import pin_fixes
+
+    diags = pin_fixes(scanner.diagnoses(), matrix)
     if facts is None or not diags:
         return diags
     if diags[0].suspected:

@@ -188,6 +188,18 @@ def parse_tf(doc: Any, p: Problems) -> list[TfRelease]:
         compiler = str_field(row, "compiler", w, p, required=False)
         build_tool = str_field(row, "build_tool", w, p, required=False)
         src = source_field(row, w, p)
+        broken = row.get("and_cuda_broken")
+        why = use = None
+        if broken is not None:
+            if not isinstance(broken, dict) or not all(
+                isinstance(broken.get(k), str) for k in ("why", "use")
+            ):
+                p.add(w, "'and_cuda_broken' must give 'why' and 'use' (the release to install instead)")
+            else:
+                why, use = broken["why"], broken["use"]
+                parse_field(
+                    lambda s: parse_version(s, "TensorFlow version"), use, w, "and_cuda_broken.use", p
+                )
         if v is not None:
             if v in seen:
                 p.add(w, "duplicate release")
@@ -206,6 +218,8 @@ def parse_tf(doc: Any, p: Problems) -> list[TfRelease]:
                     compiler,
                     build_tool,
                     tna,
+                    why,
+                    use,
                 )
             )
     out.sort(key=lambda r: r.version)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import field
 
@@ -14,6 +15,7 @@ from compat.versions import CC, Arch
 CORE_FILES = ("cuda.yaml", "gpus.yaml", "cudnn.yaml", "pytorch.yaml", "tensorflow.yaml", "known_issues.yaml")
 OSES = ("linux", "windows")
 ENV_MATRIX_DIR = "COMPAT_MATRIX_DIR"
+_EXACT = re.compile(r"\d+(?:\.\d+)+")
 
 
 # ------------------------------------------------------------------ rows
@@ -144,6 +146,34 @@ class TfRelease:
     build_tool: str | None = None
     """Build tool of the tested build configuration (e.g. "Bazel 6.5.0")."""
     na: Mapping[str, str] = field(default_factory=dict)
+    and_cuda_broken: str | None = None
+    """Why `tensorflow[and-cuda]==<this release>` fails to install from PyPI (None: it installs)."""
+    and_cuda_use: str | None = None
+    """The release to install with [and-cuda] instead (the same build, e.g. 2.15.0.post1 for 2.15.0)."""
+
+    @property
+    def and_cuda_release(self) -> str:
+        """The release a `tensorflow[and-cuda]==X` command pins for this one: a post release where the plain
+        pin's extra does not install."""
+        return self.and_cuda_use or self.raw
+
+    def and_cuda_stack(self) -> dict[str, str]:
+        """The CUDA and cuDNN [and-cuda] brings as wheels ({"cuda": "12.3", "cudnn": "8.9.7"}) in `compat check`
+        flag vocabulary: the extra's exact pins, else the tested build configuration; empty without the extra."""
+        if not self.and_cuda:
+            return {}
+        out: dict[str, str] = {}
+        for name, ver in self.and_cuda.items():
+            rel = Version(ver).release if _EXACT.fullmatch(ver) else ()
+            if name.startswith("nvidia-cuda-runtime-cu") and len(rel) >= 2:
+                out["cuda"] = f"{rel[0]}.{rel[1]}"
+            elif name.startswith("nvidia-cudnn-cu") and len(rel) >= 3:
+                out["cudnn"] = f"{rel[0]}.{rel[1]}.{rel[2]}"
+        if "cuda" not in out and self.cuda:
+            out["cuda"] = self.cuda
+        if "cudnn" not in out and self.cudnn:
+            out["cudnn"] = self.cudnn
+        return out
 
 
 @valueclass

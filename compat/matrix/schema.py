@@ -193,6 +193,15 @@ def schemas() -> dict[str, dict[str, Any]]:
                     "cuda": _or_na(_VERSION),
                     "cudnn": _or_na(_VERSION),
                     "and_cuda": pins,
+                    "and_cuda_broken": {
+                        "type": "object",
+                        "required": ["why", "use", "source"],
+                        "properties": {
+                            "why": {"type": "string"},
+                            "use": {"type": "string"},
+                            "source": _SOURCE,
+                        },
+                    },
                     "windows_gpu": {"type": ["boolean", "null"]},
                     "compute_capabilities": _or_na({"type": "array", "items": _ARCH}),
                     "compiler": _or_na({"type": "string"}),

@@ -146,6 +146,12 @@ def tensorflow_candidates(ctx: Ctx) -> list[Candidate]:
         if gpu and not _tf_gpu_possible(ctx, r, ccs):
             continue
         category, dist = _release_cost(cur, r.version, minors)
+        # A native-Windows GPU build (≤ 2.10) loads the system's CUDA and cuDNN: the fix names them.
+        needs = (
+            f"; its GPU build needs CUDA {r.cuda} and cuDNN {r.cudnn} installed (TensorFlow's tested build)"
+            if gpu and os_name == "windows" and r.windows_gpu and r.cuda and r.cudnn
+            else ""
+        )
         out.append(
             Candidate(
                 "tensorflow",
@@ -153,8 +159,9 @@ def tensorflow_candidates(ctx: Ctx) -> list[Candidate]:
                 category,
                 (dist, -r.version.micro),
                 f"Install TensorFlow {r.raw}"
-                + (" with its CUDA libraries" if gpu and r.and_cuda else "")
-                + inst.suffix,
+                + (" with its CUDA libraries" if gpu and r.and_cuda and os_name == "linux" else "")
+                + inst.suffix
+                + needs,
                 tf_command(r, gpu, os_name, inst, cpu_installed=tf.build == "cpu"),
                 "shell",
                 None,
@@ -310,7 +317,39 @@ def cudnn_candidates(ctx: Ctx) -> list[Candidate]:
     return out
 
 
+def and_cuda_candidates(ctx: Ctx) -> list[Candidate]:
+    """The installed TensorFlow with its [and-cuda] extra (Linux): a holistic change, the CUDA and cuDNN its
+    wheels pin replace the system's for it, so the candidate changes both (and the release, where its extra does
+    not install from PyPI and a post release of the same build does: 2.15.0 -> 2.15.0.post1)."""
+    tf = ctx.tf
+    r = tf.release if tf is not None else None
+    if tf is None or r is None or not r.and_cuda or ctx.os not in (None, "linux") or tf.build == "cpu":
+        return []
+    stack = r.and_cuda_stack()
+    changes = dict(stack)
+    text = f"Install TensorFlow {r.raw}'s pip CUDA libraries (CUDA {stack.get('cuda', '?')}"
+    text += f", cuDNN {stack['cudnn']})" if "cudnn" in stack else ")"
+    if r.and_cuda_release != r.raw:
+        changes["tensorflow"] = r.and_cuda_release
+        text += f" with {r.and_cuda_release}, the same build: {r.raw}'s extra does not install ({r.and_cuda_broken})"
+    inst = installer(ctx.facts)
+    return [
+        Candidate(
+            "tf_and_cuda",
+            tuple(sorted(changes.items())),
+            VARIANT,
+            (0.0,),
+            text + inst.suffix,
+            tf_command(r, True, "linux", inst),
+            "shell",
+            None,
+            inst.note,
+        )
+    ]
+
+
 GENERATORS: dict[str, Callable[[Ctx], list[Candidate]]] = {
+    "tf_and_cuda": and_cuda_candidates,
     "torch": torch_candidates,
     "tensorflow": tensorflow_candidates,
     "python": python_candidates,

@@ -19,6 +19,7 @@ GPUS = ("Tesla K80", "GTX 1080", "Tesla V100", "RTX 4090", "RTX 5090")
 PYTHONS = ("3.9", "3.12")
 TOOLKITS = ("10.2", "11.7", "11.8", "12.1", "12.4", "12.8", "13.0")
 CUDNNS = ("8.2.4", "8.9.7", "9.1.0", "9.10.2")
+TF_SYSTEMS = (("11.8", "8.6.0"), ("12.4", "9.1.0"))
 
 
 def facts_of(os: str = "linux", **flags: Optional[str]) -> Facts:
@@ -90,6 +91,16 @@ def sweep_stacks(m: Matrix) -> Iterator[tuple[str, Facts]]:
                         f"tf {tr.raw} driver {drv} {gpu} py{py}",
                         facts_of(tensorflow=tr.raw, driver=drv, gpu=gpu, python=py),
                     )
+    # TensorFlow on a system CUDA and cuDNN: its holistic `tensorflow[and-cuda]==X` fix changes both (issue 27).
+    for tr in m.tensorflow:
+        for cuda, dn in TF_SYSTEMS:
+            for drv in DRIVERS:
+                yield (
+                    f"tf {tr.raw} cuda {cuda} cudnn {dn} driver {drv}",
+                    facts_of(
+                        tensorflow=tr.raw, cuda=cuda, cudnn=dn, driver=drv, gpu="RTX 4090", python="3.10"
+                    ),
+                )
     for cuda in TOOLKITS:
         for drv in DRIVERS:
             for gpu in GPUS:

@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # Stacks and the fixes `compat check` gave for them before fixes became a stage of their own (issue 26): text and
 # changes, in order. The first of each pair is the solver's cheapest re-checked change.
+AND_CUDA_2_16_1 = "Install TensorFlow 2.16.1's pip CUDA libraries (CUDA 12.3, cuDNN 8.9.7) (pip assumed)"
 CASES: list[tuple[dict[str, Optional[str]], bool, str, list[tuple[str, dict[str, str]]]]] = [
     (  # driver too old for the torch wheel's CUDA: another variant, else a driver upgrade (an RTX 3090: R470 drives
         # Ampere; an RTX 4090 it cannot drive at all, driver.gpu-too-new)
@@ -66,12 +67,12 @@ CASES: list[tuple[dict[str, Optional[str]], bool, str, list[tuple[str, dict[str,
             ("Use CUDA toolkit 11.8 (CUDA 11.8 GA)", {"cuda": "11.8"}),
         ],
     ),
-    (  # TensorFlow: its own fix (pip CUDA libraries) first, then the solver's
+    (  # TensorFlow: its pip CUDA libraries first, a solver fix that changes CUDA and cuDNN to its wheels' (#27)
         {"tensorflow": "2.16.1", "cuda": "11.2", "cudnn": "8.1.0", "python": "3.12", "gpu": "RTX 4090"},
         True,
         "tensorflow.cuda",
         [
-            ("Use CUDA 12.3, or install the pip CUDA libraries TensorFlow pins", {}),
+            (AND_CUDA_2_16_1, {"cuda": "12.3", "cudnn": "8.9.7"}),
             ("Use CUDA toolkit 12.3 (CUDA 12.3 GA)", {"cuda": "12.3"}),
         ],
     ),
@@ -80,7 +81,7 @@ CASES: list[tuple[dict[str, Optional[str]], bool, str, list[tuple[str, dict[str,
         True,
         "tensorflow.cudnn",
         [
-            ("Install cuDNN 8.x ≥ 8.9", {}),
+            (AND_CUDA_2_16_1, {"cuda": "12.3", "cudnn": "8.9.7"}),
             ("Install cuDNN 8.9.0 (published for CUDA 11.x, CUDA 12.x)", {"cudnn": "8.9.0"}),
         ],
     ),
