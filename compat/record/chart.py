@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from compat._text import sanitize
 from compat.record.timeline import fmt_t
 
 W = 860
@@ -31,8 +32,7 @@ Points = Sequence[tuple[float, float]]
 
 
 def esc(value: Any) -> str:
-    from compat._text import sanitize  # ESC, BEL and the other controls shown as `\x1b`, never as raw bytes
-
+    # ESC, BEL and the other controls shown as `\x1b`, never as raw bytes
     return html.escape(sanitize("unknown" if value is None else str(value)), quote=True)
 
 

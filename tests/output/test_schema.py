@@ -83,6 +83,10 @@ def test_the_generator_wrote_what_is_committed() -> None:
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert mod.SV == SCHEMA_VERSION
+    # the standalone generator spells the interpreter rule's steps out: the same as compat.target.RULES
+    from compat.target import RULES
+
+    assert schema("doctor")["properties"]["interpreter"]["properties"]["rule"]["enum"] == list(RULES)
     for kind, s in mod.SCHEMAS.items():
         assert (SCHEMA_DIR / f"{kind}.schema.json").read_text(encoding="utf-8") == mod.render(s), kind
     for kind, src in mod.COPIED.items():

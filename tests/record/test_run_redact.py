@@ -4,10 +4,10 @@ whole record (what `compat report --redact` redacts later)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.record.conftest import run_cli
 
 SECRETS = ("hf_abcdefghijklmnopqrstuvwxyz0123", "hunter2", "secretpw", "Pa55w0rd")
 SCRIPT = (
@@ -16,27 +16,10 @@ SCRIPT = (
 )
 
 
-def _run(tmp_path: Path, *flags: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+def _run(tmp_path: Path, *flags: str) -> tuple[subprocess.CompletedProcess[bytes], Path]:
     report = tmp_path / "rep"
-    env = {**os.environ, "COMPAT_CACHE_DIR": str(tmp_path / "cache"), "NO_COLOR": "1"}
-    argv = [
-        sys.executable,
-        "-m",
-        "compat",
-        "run",
-        "--no-gpu",
-        "--no-kernel-log",
-        "--report",
-        str(report),
-        *flags,
-    ]
-    r = subprocess.run(
-        [*argv, "--", "sh", "-c", SCRIPT, "sh", "--password=hunter2"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    argv = ["run", "--no-gpu", "--no-kernel-log", "--report", str(report), *flags]
+    r = run_cli([*argv, "--", "sh", "-c", SCRIPT, "sh", "--password=hunter2"], tmp_path / "cache")
     return r, report
 
 

@@ -15,7 +15,7 @@ from compat._atomic import write_text_atomic
 from compat.record.conclude import write_report
 from compat.record.document import ExitInfo, RunRecord
 from compat.record.verdict import verdict_of
-from tests.record.conftest import cli_env
+from tests.record.conftest import cli_env, run_cli
 
 
 def _rec(status: str, kind: str = "watch") -> RunRecord:
@@ -224,3 +224,18 @@ def test_an_interrupted_notebook_watcher_keeps_no_death_record(tmp_path: Path) -
     )
     assert r.stdout.strip().splitlines()[-1:] == [b"RC 143"], r.stderr[-500:]
     assert list((tmp_path / "c" / "records").glob("notebook-*.json")) == []
+
+
+def test_run_report_with_a_long_path_says_so_in_a_short_line(tmp_path: Path) -> None:
+    """`compat run --report <100 KB>`: the one line saying the report was not written is clipped, and the exit
+    status stays the command's (issue 32, item 18; the one flag the first pass left)."""
+    long_dir = str(tmp_path / ("x" * 100_000) / "rep")
+    r = run_cli(
+        ["run", "--no-gpu", "--no-kernel-log", "--report", long_dir, "--", "true"],
+        tmp_path / "cache",
+    )
+    err = r.stderr.decode()
+    assert r.returncode == 0, err[-500:]
+    failed = [ln for ln in err.splitlines() if "could not write the report" in ln]
+    assert len(failed) == 1, err[-500:]
+    assert max(len(ln) for ln in err.splitlines()) <= 400
